@@ -1,0 +1,123 @@
+"""The contract every game core fulfils, and what ``step`` returns.
+
+A *core* is the pure, batched game: the state of ``B`` games is a dataclass of numpy
+arrays whose first axis is the game. Methods never loop over games in Python and keep
+no game state of their own (the core object only holds the rules and lookup tables), so
+one core serves the AEC env (``B = 1``), the arena and the SB3 vector env (``B`` large).
+
+``step`` mutates the state in place (copying thousands of games per step is what makes
+naive vectorised envs slow); use ``state.copy()`` to branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+S = TypeVar("S", bound="BatchState")
+
+
+class BatchState:
+    """Mixin for a dataclass of ``(B, ...)`` numpy arrays."""
+
+    def copy(self: S) -> S:
+        return type(self)(**{f.name: getattr(self, f.name).copy() for f in fields(self)})  # type: ignore[arg-type]
+
+    def take(self: S, index: np.ndarray | slice) -> S:
+        """The games at ``index`` (a copy), as a smaller batch."""
+        return type(self)(**{f.name: getattr(self, f.name)[index].copy() for f in fields(self)})  # type: ignore[arg-type]
+
+    def put(self, index: np.ndarray, other: "BatchState") -> None:
+        """Overwrite the games at ``index`` with ``other``'s games (in place)."""
+        for f in fields(self):  # type: ignore[arg-type]
+            getattr(self, f.name)[index] = getattr(other, f.name)
+
+    @property
+    def batch_size(self) -> int:
+        return int(getattr(self, fields(self)[0].name).shape[0])  # type: ignore[arg-type]
+
+    def nbytes_per_game(self) -> int:
+        """Bytes of state per game (the memory target is stated per game)."""
+        b = self.batch_size
+        return sum(getattr(self, f.name).nbytes for f in fields(self)) // max(b, 1)  # type: ignore[arg-type]
+
+
+@dataclass
+class StepResult:
+    """What one batched ``step`` reports, all arrays with first axis ``B``.
+
+    ``rewards[b, p]`` is seat ``p``'s reward in game ``b`` for this step (absolute seats,
+    not ego-centric). ``terminated``/``truncated`` mark games whose *episode* ended on
+    this step (a round, or a whole match, as the core was configured); ``round_over``
+    marks every finished round (in ``"match"`` episodes the core has already dealt the
+    next round when ``round_over and not terminated``). ``round_points`` and
+    ``total_points`` are valid where ``round_over``; ``winners`` where the episode ended.
+    """
+
+    rewards: np.ndarray  # (B, P) float32
+    terminated: np.ndarray  # (B,) bool
+    truncated: np.ndarray  # (B,) bool
+    round_over: np.ndarray  # (B,) bool
+    round_points: np.ndarray  # (B, P) int32
+    total_points: np.ndarray  # (B, P) int32
+    winners: np.ndarray  # (B, P) bool
+    # Game-specific per-seat round results, (B, P) arrays valid where round_over, that the
+    # AEC adapter copies into every agent's info (e.g. Least Score's "hand_total").
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Core(Protocol):
+    """What the shared AEC adapter, the arena and the SB3 vector env rely on."""
+
+    rules: Any
+    num_players: int
+    num_actions: int
+    obs_size: int
+    action_names: tuple[str, ...]
+    phase_names: tuple[str, ...]
+
+    def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> BatchState:
+        """Deal ``batch`` fresh games; game ``i`` uses random stream ``(seed, game_ids[i])``."""
+
+    def reset_where(self, state: BatchState, mask: np.ndarray) -> None:
+        """Deal a fresh game (new episode) in place for every game where ``mask``."""
+
+    def deal(self, seed: int, options: dict) -> BatchState:
+        """One game (``B = 1``) from an explicit deal (``reset(options=...)``)."""
+
+    def current_player(self, state: BatchState) -> np.ndarray:
+        """``(B,)`` int: the seat to act."""
+
+    def phase(self, state: BatchState) -> np.ndarray:
+        """``(B,)`` int: index into ``phase_names`` of the decision to make."""
+
+    def alive(self, state: BatchState) -> np.ndarray:
+        """``(B, P)`` bool: seats still in the game (Least Score eliminates players)."""
+
+    def legal_action_mask(self, state: BatchState) -> np.ndarray:
+        """``(B, num_actions)`` bool: exactly the legal actions of the seat to act."""
+
+    def step(self, state: BatchState, actions: np.ndarray) -> StepResult:
+        """Apply one action per game (must be legal; the caller validates)."""
+
+    def observe(self, state: BatchState, seat: np.ndarray | int) -> np.ndarray:
+        """``(B, obs_size)`` float32 ego-centric observation for ``seat``."""
+
+
+def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:
+    """Zero-sum win/loss rewards from a ``(B, P)`` bool ``winners`` array.
+
+    Each winner gets ``+1`` and each loser ``-k/(P-k)`` (``-1`` for two players); a row
+    where everybody (or nobody) wins is all zeros.
+    """
+    w = winners.astype(np.float32)
+    k = w.sum(axis=1, keepdims=True)
+    p = np.float32(winners.shape[1])
+    losers = p - k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lose_value = np.where(losers > 0, -k / np.maximum(losers, 1), 0.0)
+    out = np.where(winners, 1.0, lose_value).astype(np.float32)
+    out[(k[:, 0] == 0) | (k[:, 0] == p)] = 0.0
+    return out
