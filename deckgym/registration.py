@@ -1,0 +1,63 @@
+"""The one registration list: every game deckgym ships, by name.
+
+Entries name modules by string so importing ``deckgym`` never imports a game (games
+import ``deckgym``, not the other way round). ``register_all()`` adds the games to
+PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has one;
+``deckgym/__init__`` calls it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    name: str  # short name used by the CLI and agent specs ("racko")
+    module: str  # the game package ("racko_env")
+    rules: str  # rules class name in that package
+    core: str  # core class name in that package
+    pettingzoo_id: str  # id in PettingZoo's registry
+    gymnasium_id: str  # id of the single-agent Gymnasium view
+
+    def load(self) -> Any:
+        return importlib.import_module(self.module)
+
+    def make_rules(self, **kwargs: Any) -> Any:
+        return getattr(self.load(), self.rules)(**kwargs)
+
+    def make_core(self, rules: Any = None, **core_kwargs: Any) -> Any:
+        mod = self.load()
+        return getattr(mod, self.core)(rules if rules is not None else getattr(mod, self.rules)(), **core_kwargs)
+
+    def make_env(self, **kwargs: Any) -> Any:
+        return self.load().env(**kwargs)
+
+
+GAMES: dict[str, GameEntry] = {
+    "racko": GameEntry("racko", "racko_env", "RackoRules", "RackoCore", "deckgym/racko-v0", "deckgym/RackO-v0"),
+    "leastscore": GameEntry(
+        "leastscore", "leastscore_env", "LeastScoreRules", "LeastScoreCore", "deckgym/leastscore-v0", "deckgym/LeastScore-v0"
+    ),
+}
+
+
+def game(name: str) -> GameEntry:
+    """The registry entry for ``name``; a clear error listing the valid names otherwise."""
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}") from None
+
+
+def register_all() -> None:
+    """Register every game with PettingZoo (if it has a registry); idempotent."""
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # older PettingZoo without a registry
+        return
+    for g in GAMES.values():
+        if g.pettingzoo_id not in aec_registry:
+            register("aec", g.pettingzoo_id, entry_point=f"{g.module}:env")
