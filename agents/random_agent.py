@@ -1,0 +1,14 @@
+"""``random``: uniform over the legal actions (the floor of every ladder)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, sample_legal
+
+
+class RandomAgent(Agent):
+    spec = "random"
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return sample_legal(self.rng, action_masks)

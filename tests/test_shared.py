@@ -1,0 +1,75 @@
+"""The shared package: random streams, reward helper, registry, agent specs."""
+
+import numpy as np
+import pytest
+
+from deckgym import rng
+from deckgym.core import zero_sum_win_rewards
+from deckgym.registration import GAMES, game
+
+
+def test_stream_of_a_game_does_not_depend_on_batch():
+    seed = 1234
+    big_keys = rng.make_keys(seed, np.arange(64))
+    big_ctr = np.zeros(64, dtype=np.uint64)
+    small_keys = rng.make_keys(seed, np.array([37]))
+    small_ctr = np.zeros(1, dtype=np.uint64)
+    for _ in range(3):
+        a = rng.random_u64(big_keys, big_ctr, 10)[37]
+        b = rng.random_u64(small_keys, small_ctr, 10)[0]
+        np.testing.assert_array_equal(a, b)
+    assert big_ctr[37] == small_ctr[0] == 3
+
+
+def test_different_seeds_and_games_give_different_streams():
+    k1 = rng.make_keys(1, np.arange(100))
+    k2 = rng.make_keys(2, np.arange(100))
+    assert len(set(k1.tolist()) | set(k2.tolist())) == 200
+
+
+def test_shuffled_rows_are_permutations_and_look_uniform():
+    keys = rng.make_keys(7, np.arange(20000))
+    ctr = np.zeros_like(keys)
+    perm = rng.shuffled(keys, ctr, 5)
+    assert (np.sort(perm, axis=1) == np.arange(5)).all()
+    # position of card 0 is uniform over 5 places: chi-square with 4 dof, p < 1e-4 beyond 23.5
+    counts = np.bincount(np.argmax(perm == 0, axis=1), minlength=5)
+    expected = len(perm) / 5
+    assert ((counts - expected) ** 2 / expected).sum() < 23.5
+
+
+def test_random_below_in_range_and_uniform():
+    keys = rng.make_keys(3, np.arange(30000))
+    ctr = np.zeros_like(keys)
+    x = rng.random_below(keys, ctr, 6)
+    assert x.min() == 0 and x.max() == 5
+    counts = np.bincount(x, minlength=6)
+    expected = len(x) / 6
+    assert ((counts - expected) ** 2 / expected).sum() < 25.7  # chi2(5), p ~ 1e-4
+
+
+def test_make_keys_rejects_non_int_seed():
+    with pytest.raises(TypeError, match="seed"):
+        rng.make_keys("1", np.arange(2))
+
+
+@pytest.mark.parametrize(
+    "winners, expected",
+    [
+        ([[True, False]], [[1.0, -1.0]]),
+        ([[True, False, False, False]], [[1.0, -1 / 3, -1 / 3, -1 / 3]]),
+        ([[True, True, False, False]], [[1.0, 1.0, -1.0, -1.0]]),
+        ([[True, True]], [[0.0, 0.0]]),
+        ([[False, False, False]], [[0.0, 0.0, 0.0]]),
+    ],
+)
+def test_zero_sum_win_rewards(winners, expected):
+    r = zero_sum_win_rewards(np.array(winners))
+    np.testing.assert_allclose(r, expected, rtol=1e-6)
+    np.testing.assert_allclose(r.sum(axis=1), 0.0, atol=1e-6)
+
+
+def test_unknown_game_lists_the_valid_ones():
+    with pytest.raises(ValueError, match="racko.*leastscore"):
+        game("poker")
+    assert set(GAMES) == {"racko", "leastscore"}
