@@ -10,6 +10,11 @@ from agents.base import Agent
 # spec → "module:Class"; game-specific specs are prefixed with the game's name.
 AGENTS: dict[str, str] = {
     "random": "agents.random_agent:RandomAgent",
+    "racko:bucket": "agents.racko_heuristics:BucketAgent",
+    "racko:ranges": "agents.racko_heuristics:RangesAgent",
+    "racko:sequence": "agents.racko_heuristics:SequenceAgent",
+    "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
+    "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
 }
 
 
