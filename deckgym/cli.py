@@ -1,0 +1,157 @@
+"""The ``deckgym`` command line: ``eval``, ``bench``, ``rules`` (and more as they land).
+
+Errors are one clear line on stderr and exit code 2; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import Any, Callable
+
+from deckgym.registration import GAMES, game as game_entry
+
+
+def _parse_rule_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``--rule bonus=true --rule max_turns=200`` → typed keyword arguments."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"--rule takes NAME=VALUE, got {pair!r}")
+        key, raw = pair.split("=", 1)
+        low = raw.strip().lower()
+        if low in ("true", "false"):
+            value: Any = low == "true"
+        elif low in ("none", "null"):
+            value = None
+        else:
+            try:
+                value = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = tuple(int(x) for x in raw.split(",")) if "," in raw else raw
+        out[key.strip()] = value
+    return out
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from training.arena import evaluate, save_chart, save_json
+
+    progress = _progress_bar(args.games * (args.players or max(len(args.agents), 2)), "games", args.quiet)
+    report = evaluate(
+        args.game,
+        args.agents,
+        deals=args.games,
+        seed=args.seed,
+        players=args.players,
+        matches=args.matches,
+        rules_kwargs=_parse_rule_overrides(args.rule),
+        progress=progress,
+    )
+    print(report.table())
+    if args.json:
+        save_json(report, args.json)
+        print(f"wrote {args.json}")
+    if args.chart:
+        save_chart(report, args.chart)
+        print(f"wrote {args.chart}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from training import bench
+
+    argv = [args.game, "--seconds", str(args.seconds), "--batches", *map(str, args.batches)]
+    if args.players:
+        argv += ["--players", str(args.players)]
+    if args.json:
+        argv += ["--json", args.json]
+    if args.no_baselines:
+        argv.append("--no-baselines")
+    return bench.main(argv)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    entry = game_entry(args.game)
+    rules = entry.make_rules(**_parse_rule_overrides(args.rule))
+    print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
+    doc = (type(rules).__doc__ or "").strip()
+    if doc:
+        print(doc)
+    print()
+    for f in dataclasses.fields(rules):
+        print(f"  {f.name:<22} = {getattr(rules, f.name)!r}")
+    return 0
+
+
+def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
+    if quiet or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    bar = tqdm(total=total, unit=f" {unit}", leave=False)
+    return bar.update
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand's default must not undo a --debug given before it
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback on errors")
+    parser = argparse.ArgumentParser(prog="deckgym", description="Rack-O and Least Score for reinforcement learning.",
+                                     parents=[common])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    games = ", ".join(GAMES)
+
+    p = sub.add_parser("eval", parents=[common], help="play agents against each other on duplicate deals (the arena)",
+                       description="Play agents head to head on duplicate deals; report win rates, points and ratings.")
+    p.add_argument("game", help=f"one of: {games}")
+    p.add_argument("agents", nargs="+", help="agent specs: random, racko:bucket, …, ppo:PATH (the last fills empty seats)")
+    p.add_argument("--games", type=int, default=1000, help="number of duplicate deals (each played once per seating)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--players", type=int, default=None, help="table size (default: number of agents)")
+    p.add_argument("--matches", action="store_true", help="score whole matches instead of rounds")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("bench", parents=[common], help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")
+    p.add_argument("game", help=f"one of: {games}")
+    p.add_argument("--players", type=int, default=None)
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096])
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--no-baselines", action="store_true")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("rules", parents=[common], help="print a game's rules object and its variants")
+    p.add_argument("game", help=f"one of: {games}")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.set_defaults(func=cmd_rules)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one clear line; --debug for the traceback
+        if getattr(args, "debug", False):
+            raise
+        print(f"deckgym {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Round robin: every pair of agents meets on duplicate deals; one rating from it all.
+
+Each pair (A, B) plays ``deals`` duplicate deals at a table of ``players`` seats filled
+A, B, A, B, … (so with four players each agent holds two seats), every seating rotated.
+The cross-table shows A's share of the wins won by the pair (0.5 = even); the ratings
+are one Bradley–Terry fit on all the games.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from training.arena import bradley_terry_elo, evaluate, wilson_interval
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    games: int  # games played (rounds or matches)
+    share_a: float  # A's share of the pair's wins
+    ci_low: float
+    ci_high: float
+    points_a: float  # mean points per round
+    points_b: float
+
+
+@dataclass
+class TournamentReport:
+    game: str
+    players: int
+    deals: int
+    seed: int
+    agents: list[str]
+    ratings: dict[str, float] = field(default_factory=dict)
+    pairs: list[PairResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**{k: v for k, v in asdict(self).items() if k != "pairs"}, "pairs": [asdict(p) for p in self.pairs]}
+
+    def table(self) -> str:
+        order = sorted(self.agents, key=lambda s: -self.ratings[s])
+        width = max(len(s) for s in order) + 2
+        lines = [f"{self.game}, {self.players} players, {self.deals} duplicate deals per pair, seed {self.seed}",
+                 "share of the wins of the row agent against the column agent [95% CI]:"]
+        lines.append(" " * width + "".join(f"{s[:18]:>22}" for s in order) + f"{'rating':>9}")
+        cell = {(p.a, p.b): p for p in self.pairs}
+        for r in order:
+            row = f"{r:<{width}}"
+            for c in order:
+                if r == c:
+                    row += f"{'—':>22}"
+                elif (r, c) in cell:
+                    p = cell[(r, c)]
+                    row += f"{p.share_a:>8.3f} [{p.ci_low:.2f},{p.ci_high:.2f}]"
+                else:
+                    p = cell[(c, r)]
+                    row += f"{1 - p.share_a:>8.3f} [{1 - p.ci_high:.2f},{1 - p.ci_low:.2f}]"
+            lines.append(row + f"{self.ratings[r]:>9.0f}")
+        return "\n".join(lines)
+
+
+def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: int = 2,
+               rules_kwargs: dict[str, Any] | None = None,
+               progress: Callable[[int], None] | None = None) -> TournamentReport:
+    """Play every pair of ``specs`` against each other; see the module docstring."""
+    if len(set(specs)) != len(specs) or len(specs) < 2:
+        raise ValueError(f"a tournament needs at least two distinct agents, got {specs}")
+    k = len(specs)
+    pair_wins = np.zeros((k, k))
+    report = TournamentReport(game, players, deals, seed, list(specs))
+    for i, j in itertools.combinations(range(k), 2):
+        lineup = [specs[i], specs[j]] * (players // 2) + [specs[i]] * (players % 2)
+        res = evaluate(game, lineup, deals=deals, seed=seed, players=players, rules_kwargs=rules_kwargs,
+                       progress=progress)
+        by = {a.name: a for a in res.agents}
+        wa, wb = by[specs[i]].wins, by[specs[j]].wins
+        n = wa + wb
+        lo, hi = wilson_interval(wa, int(round(n))) if n else (0.0, 1.0)
+        report.pairs.append(PairResult(specs[i], specs[j], deals * players, wa / n if n else 0.5, lo, hi,
+                                       by[specs[i]].mean_points, by[specs[j]].mean_points))
+        pair_wins[i, j] += wa
+        pair_wins[j, i] += wb
+    report.ratings = dict(zip(specs, map(float, bradley_terry_elo(pair_wins))))
+    return report
+
+
+def save_tournament_chart(report: TournamentReport, path: str) -> None:
+    """A PNG: the cross-table as a heatmap beside the ratings."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = sorted(report.agents, key=lambda s: -report.ratings[s])
+    n = len(order)
+    grid = np.full((n, n), np.nan)
+    for p in report.pairs:
+        i, j = order.index(p.a), order.index(p.b)
+        grid[i, j], grid[j, i] = p.share_a, 1 - p.share_a
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(4 + 1.3 * n, 0.8 * n + 2.2),
+                                   gridspec_kw={"width_ratios": [n, 2.5]})
+    im = ax1.imshow(grid, cmap="RdBu", vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                ax1.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=9)
+    ax1.set_xticks(range(n), order, rotation=30, ha="right")
+    ax1.set_yticks(range(n), order)
+    ax1.set_title("share of wins, row vs column")
+    fig.colorbar(im, ax=ax1, fraction=0.046)
+    ax2.barh(order[::-1], [report.ratings[s] for s in order[::-1]], color="#4C72B0")
+    ax2.set_xlim(min(report.ratings.values()) - 100, max(report.ratings.values()) + 100)
+    ax2.set_title("rating (Elo scale)")
+    fig.suptitle(f"{report.game}, {report.players} players, {report.deals} duplicate deals per pair")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def save_tournament_json(report: TournamentReport, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(report.to_json(), f, indent=2)
