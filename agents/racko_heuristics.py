@@ -1,0 +1,645 @@
+"""Rack-O heuristics of increasing strength: ``racko:bucket`` < ``racko:ranges`` < ``racko:sequence``.
+
+Every agent is a pure, batched numpy function over the decoded observation
+(``core.obs_view(obs)``: ``rack`` (B, 10) slot 1 first, ``phase``, ``hand``, ``discard_top``,
+``opp_known``, ``in_discard``, ...) plus the legal-action mask; there is no Python loop
+over games (only over the 10 slots / candidate placements). Actions (``RackoCore``):
+``0`` draw, ``1`` take the discard, ``2 + i`` put the card in hand into slot ``i + 1``,
+``12`` discard the drawn card. Phases: 0 choose, 1 place_discard, 2 place_drawn.
+
+Shared by all three: a placement that goes out at once (the rack becomes strictly
+increasing and, R7, holds a run of ``min_run_to_win`` consecutive numbers) is always
+taken, in the choose phase (take the discard) as in the placing phases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+
+__all__ = [
+    "BucketAgent",
+    "RangesAgent",
+    "SequenceAgent",
+    "bucket_decide",
+    "ranges_decide",
+    "sequence_decide",
+    "sequence_costs",
+    "winning_slots",
+    "candidate_racks",
+]
+
+DRAW, TAKE, DISCARD = 0, 1, 12
+CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
+SLOTS = 10
+BIG = 1.0e4  # "impossible" cost (finite, so sums and differences stay well defined)
+INF = 1.0e6  # unreachable DP state
+
+
+# --------------------------------------------------------------------------------------
+# shared helpers
+# --------------------------------------------------------------------------------------
+def candidate_racks(rack: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """(B, 11, 10): candidate 0 is the rack unchanged, candidate ``1 + s`` has ``card`` in slot ``s``."""
+    rack = np.asarray(rack, dtype=np.int64)
+    out = np.repeat(rack[:, None, :], SLOTS + 1, axis=1)
+    idx = np.arange(SLOTS)
+    out[:, 1 + idx, idx] = np.asarray(card, dtype=np.int64)[:, None]
+    return out
+
+
+def longest_run(racks: np.ndarray) -> np.ndarray:
+    """Longest run of consecutive numbers in adjacent slots (R7/R10), over the last axis."""
+    step = np.diff(racks, axis=-1) == 1
+    cur = np.ones(racks.shape[:-1], dtype=np.int64)
+    best = cur.copy()
+    for t in range(step.shape[-1]):
+        cur = np.where(step[..., t], cur + 1, 1)
+        best = np.maximum(best, cur)
+    return best
+
+
+def goes_out(racks: np.ndarray, min_run: int) -> np.ndarray:
+    """R7: the rack is strictly increasing and (if ``min_run > 1``) holds a run of ``min_run``."""
+    ok = (np.diff(racks, axis=-1) > 0).all(axis=-1)
+    if min_run > 1:
+        ok &= longest_run(racks) >= min_run
+    return ok
+
+
+def winning_slots(rack: np.ndarray, card: np.ndarray, min_run: int) -> np.ndarray:
+    """(B, 10) bool: putting ``card`` into slot ``s`` makes the rack go out (R7)."""
+    return goes_out(candidate_racks(rack, card)[:, 1:], min_run)
+
+
+def _first_true(mask: np.ndarray) -> np.ndarray:
+    """Index of the first True per row (0 when none; check ``mask.any`` separately)."""
+    return np.argmax(mask, axis=1)
+
+
+def _buckets(cards: np.ndarray, n: int) -> np.ndarray:
+    """0-based bucket slot of each card: card c belongs in slot ⌈10·c/N⌉ (1-based)."""
+    c = np.asarray(cards, dtype=np.int64)
+    return np.clip((SLOTS * c + n - 1) // n - 1, 0, SLOTS - 1)
+
+
+def _view_arrays(view: dict[str, np.ndarray], masks: np.ndarray) -> tuple[np.ndarray, ...]:
+    rack = np.asarray(view["rack"], dtype=np.int64)
+    phase = np.asarray(view["phase"], dtype=np.int64)
+    hand = np.asarray(view["hand"], dtype=np.int64)
+    top = np.asarray(view["discard_top"], dtype=np.int64)
+    masks = np.asarray(masks, dtype=bool)
+    return rack, phase, hand, top, masks
+
+
+def _finish(
+    phase: np.ndarray,
+    masks: np.ndarray,
+    take: np.ndarray,
+    place_slot: np.ndarray,
+    discard_drawn: np.ndarray,
+) -> np.ndarray:
+    """Assemble the actions of the three phases (each argument is (B,))."""
+    B = phase.shape[0]
+    act = np.full(B, DRAW, dtype=np.int64)
+    choose = phase == CHOOSE
+    act[choose & take & masks[:, TAKE]] = TAKE
+    placing = ~choose
+    act[placing] = 2 + place_slot[placing]
+    drop = (phase == PLACE_DRAWN) & discard_drawn & masks[:, DISCARD]
+    act[drop] = DISCARD
+    # Safety net only for inconsistent masks (never expected): keep the choice legal.
+    bad = ~masks[np.arange(B), act]
+    if bad.any():
+        act[bad] = np.argmax(masks[bad], axis=1)
+    return act
+
+
+# --------------------------------------------------------------------------------------
+# racko:bucket
+# --------------------------------------------------------------------------------------
+def bucket_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Buckets: card ``c`` belongs in slot ⌈10·c/N⌉.
+
+    A slot is *well filled* when its card belongs to it. Take the discard when its bucket
+    slot is not well filled (the discard fits there better than the card it replaces),
+    otherwise draw; put the card in hand into its bucket slot if that slot is not well
+    filled, else discard it (a card taken from the discard pile always goes to its bucket
+    slot). A rack with every slot well filled is increasing, but this agent knows nothing of
+    R7's run: it then waits for a placement that happens to go out.
+    """
+    rack, phase, hand, top, masks = _view_arrays(view, masks)
+    n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
+    B = rack.shape[0]
+    rows = np.arange(B)
+    good = _buckets(rack, n) == np.arange(SLOTS)  # (B, 10) slot well filled
+
+    card = np.where(phase == CHOOSE, top, hand)
+    win = winning_slots(rack, card, min_run)
+    can_win = win.any(axis=1)
+    target = _buckets(card, n)
+    improves = ~good[rows, target]
+
+    take = can_win | improves
+    place_slot = np.where(can_win, _first_true(win), target)
+    discard_drawn = ~can_win & ~improves
+    return _finish(phase, masks, take, place_slot, discard_drawn)
+
+
+# --------------------------------------------------------------------------------------
+# racko:ranges
+# --------------------------------------------------------------------------------------
+def _range_slots(rack: np.ndarray, cards: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Anchors and proportional ranges.
+
+    Returns ``fits`` (B, 10): the slot's card fits its range, and ``target`` (B,): the slot
+    whose range holds ``cards`` (-1 if the card equals an anchor's value).
+    Anchors are the cards already in their bucket (increasing by construction), with
+    virtual anchors 0 before slot 1 and N+1 after slot 10. The ``k`` slots between two
+    anchors ``a < b`` share the values ``a+1 .. b-1`` in ``k`` equal consecutive ranges.
+    """
+    B = rack.shape[0]
+    slots = np.arange(SLOTS)
+    anchor = _buckets(rack, n) == slots
+    # previous / next anchor (slot index and value) for every slot, with the sentinels
+    prev_slot = np.full((B, SLOTS), -1, dtype=np.int64)
+    prev_val = np.zeros((B, SLOTS), dtype=np.int64)
+    ps, pv = np.full(B, -1, dtype=np.int64), np.zeros(B, dtype=np.int64)
+    for s in range(SLOTS):
+        prev_slot[:, s], prev_val[:, s] = ps, pv
+        ps = np.where(anchor[:, s], s, ps)
+        pv = np.where(anchor[:, s], rack[:, s], pv)
+    next_slot = np.full((B, SLOTS), SLOTS, dtype=np.int64)
+    next_val = np.full((B, SLOTS), n + 1, dtype=np.int64)
+    ns, nv = np.full(B, SLOTS, dtype=np.int64), np.full(B, n + 1, dtype=np.int64)
+    for s in range(SLOTS - 1, -1, -1):
+        next_slot[:, s], next_val[:, s] = ns, nv
+        ns = np.where(anchor[:, s], s, ns)
+        nv = np.where(anchor[:, s], rack[:, s], nv)
+
+    def position(c: np.ndarray, a: np.ndarray, b: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Slot of the gap (i, j) whose range holds c (needs a < c < b)."""
+        k = j - i - 1
+        width = np.maximum(b - a - 1, 1)
+        t = np.floor((c - a - 0.5) / width * k).astype(np.int64)
+        return i + 1 + np.clip(t, 0, np.maximum(k - 1, 0))
+
+    inside = (rack > prev_val) & (rack < next_val)
+    fits = anchor | (inside & (position(rack, prev_val, next_val, prev_slot, next_slot) == slots))
+
+    # the gap holding each card: the anchors just below and above it in value
+    cards = np.asarray(cards, dtype=np.int64)
+    vals = np.where(anchor, rack, -1)
+    below = np.where(anchor & (rack < cards[:, None]), slots, -1).max(axis=1)
+    above_mask = anchor & (rack > cards[:, None])
+    above = np.where(above_mask.any(axis=1), _first_true(above_mask), SLOTS)
+    rows = np.arange(B)
+    a = np.where(below >= 0, vals[rows, np.maximum(below, 0)], 0)
+    b = np.where(above < SLOTS, rack[rows, np.minimum(above, SLOTS - 1)], n + 1)
+    gap_ok = above - below - 1 >= 1
+    target = np.where(gap_ok, position(cards, a, b, below, above), -1)
+    target = np.where((anchor & (rack == cards[:, None])).any(axis=1), -1, target)
+    return fits, target
+
+
+def ranges_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Ranges: anchors and proportional gaps.
+
+    Cards already in their bucket slot are anchors; the slots between two anchors (or the
+    rack's ends) must hold the values between them, so that value range is split into equal
+    consecutive sub-ranges, one per slot. A card fits the slot whose sub-range holds it.
+    Take the discard only when it fits a slot whose current card does not fit its own
+    range; a drawn card goes to such a slot too, otherwise it is discarded. Ranges adapt to
+    the anchors already held (unlike fixed buckets), so fewer good cards are rejected.
+    """
+    rack, phase, hand, top, masks = _view_arrays(view, masks)
+    n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
+    B = rack.shape[0]
+    rows = np.arange(B)
+    card = np.where(phase == CHOOSE, top, hand)
+    win = winning_slots(rack, card, min_run)
+    can_win = win.any(axis=1)
+    fits, target = _range_slots(rack, card, n)
+    has_target = target >= 0
+    improves = has_target & ~fits[rows, np.maximum(target, 0)]
+
+    take = can_win | improves
+    # forced placement of a taken discard without a target: the worst-fitting slot nearest
+    # the card's bucket (only happens through inconsistent states; keeps play sensible)
+    fallback = _buckets(card, n)
+    place_slot = np.where(can_win, _first_true(win), np.where(has_target, target, fallback))
+    discard_drawn = ~can_win & ~improves
+    return _finish(phase, masks, take, place_slot, discard_drawn)
+
+
+# --------------------------------------------------------------------------------------
+# racko:sequence
+# --------------------------------------------------------------------------------------
+DEFAULT_SEQUENCE_PARAMS: dict[str, float] = {
+    "discard_weight": 0.5,  # a card in the discard pile comes back only after a reshuffle (R6)
+    "specific_factor": 1.0,  # cost of waiting for one given card, in units of U / availability
+    "take_margin": 0.5,  # take the discard only if it cuts the cost by more than this (turns)
+    "bonus_weight": 1.0,  # R10: turns one would trade for each 50 points of run bonus
+}
+
+
+def _availability(view: dict[str, np.ndarray], rack: np.ndarray, n: int, discard_weight: float) -> np.ndarray:
+    """(B, N+2) weight of each card value being obtainable later (index 0 and N+1 are 0).
+
+    Unseen cards (not in the own rack, not known in an opponent's rack, not in hand)
+    weigh 1; cards lying in the discard pile weigh ``discard_weight`` (below the top, they
+    return only through a reshuffle, R6).
+    """
+    B = rack.shape[0]
+    rows = np.arange(B)[:, None]
+    avail = np.ones((B, n + 2), dtype=np.float64)
+    avail[:, 0] = 0.0
+    avail[:, n + 1] = 0.0
+    in_discard = np.asarray(view["in_discard"], dtype=bool)
+    avail[:, : in_discard.shape[1]][in_discard] = discard_weight
+    avail[rows, np.clip(rack, 0, n + 1)] = 0.0
+    opp = np.asarray(view["opp_known"], dtype=np.int64).reshape(B, -1)
+    if opp.shape[1]:
+        avail[rows, np.clip(opp, 0, n + 1)] = 0.0
+    avail[:, 0] = 0.0
+    hand = np.asarray(view["hand"], dtype=np.int64)
+    avail[np.arange(B), np.clip(hand, 0, n + 1)] = 0.0
+    avail[:, 0] = 0.0
+    return avail
+
+
+def sequence_costs_reference(
+    racks: np.ndarray,
+    avail: np.ndarray,
+    min_run: int,
+    bonus: bool = False,
+    params: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Estimated turns to go out from each candidate rack: ``racks`` (B, C, 10) → (B, C).
+
+    A dynamic programme over the slots (with sentinels 0 before slot 1 and N+1 after slot
+    10) picks the increasing subsequence of cards to keep that is cheapest to complete.
+    Completing the ``k`` free slots between kept values ``a < b`` when ``m`` obtainable
+    cards lie strictly between them costs about ``U · Σ_t 1/(m − t)`` turns (``U`` = all
+    obtainable cards; impossible if ``m < k``). With ``min_run`` (R7) the DP also tracks
+    the run of consecutive numbers built so far: kept adjacent consecutive cards extend
+    it, and a gap may be planned to hold given cards (``a+1, a+2`` after a kept card,
+    ``b−2, b−1`` before one, or bridging ``a`` to ``b``), each given card costing
+    ``specific_factor · U / availability``. Only plans that contain the run count.
+    With ``bonus`` (R10) a longer run already in the rack lowers the cost.
+    """
+    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
+    racks = np.asarray(racks, dtype=np.int64)
+    B, C, _ = racks.shape
+    n2 = avail.shape[1]  # N + 2
+    n = n2 - 2
+    U = avail.sum(axis=1)  # (B,)
+    Ub = U[:, None, None]
+    cum_a = np.concatenate([np.zeros((B, 1)), np.cumsum(avail, axis=1)], axis=1)  # cum_a[x+1] = Σ_{c≤x}
+    spec = np.where(avail > 0, p["specific_factor"] * U[:, None] / np.maximum(avail, 1e-9), BIG)
+    spec[:, 0] = BIG
+    spec[:, n + 1] = BIG
+    cum_s = np.concatenate([np.zeros((B, 1)), np.cumsum(spec, axis=1)], axis=1)
+    flat_a, flat_s = cum_a.ravel(), cum_s.ravel()
+    base = (np.arange(B) * (n2 + 1))[:, None, None]
+
+    def gather(flat: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return flat[base + np.clip(x, 0, n2)]
+
+    def between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Obtainable weight strictly between a and b (a < b)."""
+        return gather(flat_a, b) - gather(flat_a, a + 1)
+
+    def given(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Cost of waiting for each of the cards lo..hi (inclusive; lo ≥ 1, hi ≤ N)."""
+        bad = (lo < 1) | (hi > n)
+        return np.where(bad, BIG, gather(flat_s, hi + 1) - gather(flat_s, lo))
+
+    def fill(a: np.ndarray, b: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Cost of filling k free slots with any obtainable cards strictly between a and b."""
+        m = between(a, b)
+        ok = (a < b) & (m - k + 0.5 > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = Ub * np.log((m + 0.5) / np.maximum(m - k + 0.5, 1e-9))
+        return np.where(ok, np.where(k > 0, c, 0.0), BIG)
+
+    V = np.concatenate([np.zeros((B, C, 1), np.int64), racks, np.full((B, C, 1), n + 1, np.int64)], axis=2)
+    R = int(min_run) if min_run > 1 else 1
+    S = R  # states 0..R-2: current kept run has length s+1 (no run yet); state R-1: run done
+    done = S - 1
+    f = np.full((B, C, SLOTS + 2, S), BIG * 10, dtype=np.float64)
+    f[:, :, 0, 0 if S > 1 else done] = 0.0
+    for j in range(1, SLOTS + 2):
+        idx = np.arange(j)
+        vi = V[:, :, :j]
+        vj = V[:, :, j : j + 1]
+        k = (j - 1 - idx)[None, None, :]
+        gen = fill(vi, vj, k)
+        fi = f[:, :, :j, :]
+        new = np.full((B, C, S), BIG * 10)
+        if S == 1:
+            new[:, :, 0] = (fi[..., 0] + gen).min(axis=2)
+        else:
+            real_i = (idx >= 1)[None, None, :]
+            real_j = j <= SLOTS
+            cons = real_i & (k == 0) & (vi + 1 == vj) & real_j
+            open_min = fi[..., :done].min(axis=3)  # best over "no run yet" states
+            # plain transitions: the run resets to length 1 at j (or stays done)
+            new[:, :, 0] = np.where(cons, BIG * 10, open_min + gen).min(axis=2) if real_j else BIG * 10
+            new[:, :, done] = (fi[..., done] + gen).min(axis=2)
+            # kept consecutive neighbours extend the run
+            for s in range(done):
+                t = min(s + 1, done)
+                cand = np.where(cons, fi[..., s], BIG * 10).min(axis=2)
+                new[:, :, t] = np.minimum(new[:, :, t], cand)
+            if real_j:
+                # plan d given cards v_j-d .. v_j-1 just before j: run of length d+1 at j
+                for d in range(1, R):
+                    lo = vj - d
+                    c = fill(vi, lo, k - d) + given(lo, vj - 1)
+                    c = np.where(k >= d, c, BIG * 10)
+                    t = min(d, done)
+                    new[:, :, t] = np.minimum(new[:, :, t], (open_min + c).min(axis=2))
+                    new[:, :, done] = np.minimum(new[:, :, done], (fi[..., done] + c).min(axis=2))
+            # plan e given cards v_i+1 .. v_i+e right after a kept run of length L = s+1
+            for s in range(done):
+                L = s + 1
+                e = R - L
+                hi = vi + e
+                c = given(vi + 1, hi) + fill(hi, vj, k - e)
+                c = np.where(real_i & (k >= e), c, BIG * 10)
+                new[:, :, done] = np.minimum(new[:, :, done], (fi[..., s] + c).min(axis=2))
+                # bridge: all k (< e) free slots get v_i+1 .. v_i+k and v_j = v_i+k+1
+                if real_j:
+                    for kk in range(1, e):
+                        ok = real_i & (k == kk) & (vj == vi + kk + 1)
+                        c2 = np.where(ok, given(vi + 1, vi + kk), BIG * 10)
+                        t = min(L + kk, done)
+                        new[:, :, t] = np.minimum(new[:, :, t], (fi[..., s] + c2).min(axis=2))
+        f[:, :, j, :] = new
+    cost = f[:, :, SLOTS + 1, done]
+    if bonus:
+        run = longest_run(racks)
+        incr = np.diff(racks, axis=-1) > 0
+        # only runs inside an increasing stretch can survive; cheap proxy: whole-rack run
+        b = np.select([run >= 6, run == 5, run == 4, run == 3], [8.0, 4.0, 2.0, 1.0], 0.0)
+        cost = cost - p["bonus_weight"] * b * (incr.mean(axis=-1))
+    return np.minimum(cost, BIG * 10)
+
+
+PAD = 4  # card tables are padded so that lookups a little outside 0..N+1 need no clipping
+F32 = np.float32
+
+
+class _CardTables:
+    """Per-game lookup tables over card values for the sequence cost (float32, padded)."""
+
+    def __init__(self, avail: np.ndarray, specific_factor: float) -> None:
+        B, n2 = avail.shape
+        self.B, self.n = B, n2 - 2
+        self.U = avail.sum(axis=1).astype(F32)
+        width = n2 + 2 * PAD + 1
+        cum_a = np.zeros((B, width))
+        cum_s = np.zeros((B, width))
+        # column PAD + 1 + x holds Σ_{c ≤ x}; below 0 it is 0, above N+1 it stays flat
+        spec = np.where(avail > 0, specific_factor * self.U[:, None] / np.maximum(avail, 1e-9), BIG)
+        spec[:, 0] = BIG
+        spec[:, self.n + 1] = BIG
+        cum_a[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(avail, axis=1)
+        cum_a[:, PAD + 1 + n2 :] = cum_a[:, PAD + n2 : PAD + 1 + n2]
+        cum_s[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(spec, axis=1)
+        cum_s[:, PAD + 1 + n2 :] = cum_s[:, PAD + n2 : PAD + 1 + n2]
+        self.flat_a = cum_a.astype(F32).ravel()
+        self.flat_s = cum_s.ravel()  # float64: sums of BIGs minus sums of BIGs stay exact
+        self.rowbase = np.arange(B) * width + PAD + 1
+
+    def _at(self, flat: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Σ over cards ≤ x - 1 ... precisely: the cumulative table at column x (x ≥ -PAD)."""
+        return flat[self.rowbase.reshape((self.B,) + (1,) * (x.ndim - 1)) + (x - 1)]
+
+    def fill(self, a: np.ndarray, b: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Turns to fill k free slots with obtainable cards strictly between a and b."""
+        m = self._at(self.flat_a, b) - self._at(self.flat_a, a + 1)  # Σ_{a < c < b}
+        room = m - k + F32(0.5)
+        ok = (a < b) & (room > 0)
+        U = self.U.reshape((self.B,) + (1,) * (m.ndim - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = U * np.log((m + F32(0.5)) / np.maximum(room, F32(1e-6)))
+        return np.where(ok, c, F32(BIG))
+
+    def given(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Turns to wait for each of the given cards lo..hi (inclusive)."""
+        bad = (lo < 1) | (hi > self.n)
+        return np.where(bad, BIG, self._at(self.flat_s, hi + 1) - self._at(self.flat_s, lo)).astype(F32)
+
+
+def _transitions(tab: _CardTables, vi: np.ndarray, vj: np.ndarray, k: np.ndarray, real_i: np.ndarray,
+                 real_j: np.ndarray, R: int) -> np.ndarray:
+    """Min-plus transition matrices (S, S, B, M) between two kept positions (see sequence_costs).
+
+    ``vi < vj`` (B, M) are the kept values, ``k`` (M,) the free slots between them,
+    ``real_i``/``real_j`` (M,) False for the sentinels. State σ < R−1: the current kept run
+    has σ+1 cards (no run yet); state R−1: the R7 run is already secured.
+    """
+    S = R
+    done = S - 1
+    B, M = vi.shape
+    inf = F32(INF)
+    T = np.full((S, S, B, M), inf, dtype=F32)
+    gen = tab.fill(vi, vj, k)
+    if S == 1:
+        T[0, 0] = gen
+        return T
+    cons = real_i & real_j & (k == 0) & (vj == vi + 1)
+    T[done, done] = gen
+    plain = np.where(cons | ~real_j, inf, gen)
+    kept = np.where(cons, F32(0.0), inf)
+    for s in range(done):
+        T[s, 0] = plain  # the run restarts at j
+        t = min(s + 1, done)
+        np.minimum(T[s, t], kept, out=T[s, t])  # kept consecutive neighbours extend it
+    for d in range(1, R):  # given cards vj-d .. vj-1 just before j: a run of d+1 at j
+        lo = vj - d
+        c = np.where(real_j & (k >= d), tab.fill(vi, lo, k - d) + tab.given(lo, vj - 1), inf)
+        t = min(d, done)
+        for s in range(done):
+            np.minimum(T[s, t], c, out=T[s, t])
+        np.minimum(T[done, done], c, out=T[done, done])
+    for s in range(done):  # given cards vi+1 .. vi+e right after a kept run of L = s+1
+        L = s + 1
+        e = R - L
+        hi = vi + e
+        c = np.where(real_i & (k >= e), tab.given(vi + 1, hi) + tab.fill(hi, vj, k - e), inf)
+        np.minimum(T[s, done], c, out=T[s, done])
+        for kk in range(1, e):  # bridge: the kk free slots get vi+1..vi+kk and vj = vi+kk+1
+            ok = real_i & real_j & (k == kk) & (vj == vi + kk + 1)
+            c2 = np.where(ok, tab.given(vi + 1, vi + kk), inf)
+            t = min(L + kk, done)
+            np.minimum(T[s, t], c2, out=T[s, t])
+    return T
+
+
+def _bonus_term(racks: np.ndarray, weight: float) -> np.ndarray:
+    """R10: a proxy of the run bonus already in hand (longest run, scaled by how sorted the rack is)."""
+    run = longest_run(racks)
+    incr = np.diff(racks, axis=-1) > 0
+    b = np.select([run >= 6, run == 5, run == 4, run == 3], [8.0, 4.0, 2.0, 1.0], 0.0)
+    return weight * b * incr.mean(axis=-1)
+
+
+# Pair layouts (positions 0 = sentinel before slot 1, 1..10 = slots, 11 = sentinel after)
+_P = SLOTS + 2
+_POS = np.arange(_P)
+_REAL = (_POS >= 1) & (_POS <= SLOTS)
+_PI, _PJ = np.array([(i, j) for j in range(1, _P) for i in range(j)]).T  # all i < j, sorted by j
+_PK = _PJ - _PI - 1
+_J_START = np.searchsorted(_PJ, np.arange(1, _P))  # pairs ending at j start here
+_PAIRS_BY_I = [np.flatnonzero(_PI == i) for i in range(_P)]
+# a gap (i, j) straddles slot position p when i < p < j
+_STRADDLE = (_PI[None, :] < np.arange(1, SLOTS + 1)[:, None]) & (_PJ[None, :] > np.arange(1, SLOTS + 1)[:, None])
+# (i, p) pairs with i < p (the new card at p), sorted by p; (p, j) pairs with p < j, sorted by p
+_II, _IP = np.array([(i, p) for p in range(1, SLOTS + 1) for i in range(p)]).T
+_OP, _OJ = np.array([(p, j) for p in range(1, SLOTS + 1) for j in range(p + 1, _P)]).T
+_II_START = np.searchsorted(_IP, np.arange(1, SLOTS + 1))
+_OP_START = np.searchsorted(_OP, np.arange(1, SLOTS + 1))
+
+
+def sequence_costs(
+    rack: np.ndarray,
+    card: np.ndarray,
+    avail: np.ndarray,
+    min_run: int,
+    bonus: bool = False,
+    params: dict[str, float] | None = None,
+) -> np.ndarray:
+    """(B, 11) estimated turns to go out: the rack unchanged, then ``card`` in slot 1..10.
+
+    The same DP as :func:`sequence_costs_reference` (which evaluates each candidate rack
+    separately), computed once forward and once backward over the unchanged rack: a
+    candidate differs from the rack in one slot only, so its best plan either skips that
+    slot (a gap straddles it) or keeps the new card there (forward part up to the slot,
+    backward part after it). Transition costs depend only on the two kept values, never on
+    what lies in the free slots between them.
+    """
+    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
+    rack = np.asarray(rack, dtype=np.int64)
+    card = np.asarray(card, dtype=np.int64)
+    B = rack.shape[0]
+    n = avail.shape[1] - 2
+    tab = _CardTables(avail, p["specific_factor"])
+    R = int(min_run) if min_run > 1 else 1
+    S, done = R, R - 1
+    V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
+
+    # every pair i < j of the unchanged rack: T[σ, τ] (S, S, B, M); state axes lead so
+    # that minima over states are elementwise and minima over pairs run on the last axis
+    T = _transitions(tab, V[:, _PI], V[:, _PJ], _PK, _REAL[_PI], _REAL[_PJ], R)
+    F = np.full((S, B, _P), INF, dtype=F32)  # F[τ, b, j]: cheapest plan keeping j, in state τ
+    F[0, :, 0] = 0.0
+    for j in range(1, _P):
+        sl = slice(_J_START[j - 1], _J_START[j - 1] + j)
+        F[:, :, j] = np.minimum.reduce(F[:, None, :, :j] + T[:, :, :, sl], axis=0).min(axis=2)
+    G = np.full((S, B, _P), INF, dtype=F32)  # G[σ, b, i]: cheapest completion from i in state σ
+    G[done, :, _P - 1] = 0.0
+    for i in range(_P - 2, -1, -1):
+        pr = _PAIRS_BY_I[i]  # pairs (i, j) for j = i+1 .. P-1, in order of j
+        G[:, :, i] = np.minimum.reduce(T[:, :, :, pr] + G[None, :, :, i + 1 :], axis=1).min(axis=2)
+    out = np.empty((B, SLOTS + 1), dtype=np.float64)
+    out[:, 0] = F[done, :, _P - 1]
+
+    # plans that skip slot p: a gap (i, j) with i < p < j
+    H = np.minimum.reduce(F[:, None][..., _PI] + T, axis=0)  # (S τ, B, M)
+    H = np.minimum.reduce(H + G[..., _PJ], axis=0)  # (B, M)
+    skip = np.where(_STRADDLE[None], H[:, None, :], F32(INF)).min(axis=2)  # (B, 10)
+
+    # plans that keep the new card at slot p
+    x = np.broadcast_to(card[:, None], (B, len(_II)))
+    T_in = _transitions(tab, V[:, _II], x, _IP - _II - 1, _REAL[_II], np.ones(len(_II), bool), R)
+    a = np.minimum.reduce(F[:, None][..., _II] + T_in, axis=0)  # (S τ, B, pairs)
+    A = np.minimum.reduceat(a, _II_START, axis=2)  # (S, B, 10): best to reach p in state τ
+    x = np.broadcast_to(card[:, None], (B, len(_OP)))
+    T_out = _transitions(tab, x, V[:, _OJ], _OJ - _OP - 1, np.ones(len(_OP), bool), _REAL[_OJ], R)
+    b = np.minimum.reduce(T_out + G[None][..., _OJ], axis=1)  # (S σ, B, pairs)
+    Bk = np.minimum.reduceat(b, _OP_START, axis=2)  # (S, B, 10): best from p in state σ
+    through = np.minimum.reduce(A + Bk, axis=0)
+    out[:, 1:] = np.minimum(skip, through)
+    if bonus:
+        out -= _bonus_term(candidate_racks(rack, card), p["bonus_weight"])
+    return np.minimum(out, INF)
+
+
+def sequence_decide(
+    view: dict[str, np.ndarray],
+    masks: np.ndarray,
+    rules: Any,
+    rng: np.random.Generator | None = None,
+    params: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Sequence: keep the cheapest-to-complete increasing subsequence (see :func:`sequence_costs`).
+
+    Every decision evaluates the 11 candidate racks (unchanged, or the card in each slot)
+    with the DP and plays the cheapest; the discard is taken only when placing it cuts the
+    estimated turns by more than ``take_margin`` (a draw has its own expected value). A
+    placement that goes out is always taken. Ties are broken at random (seeded).
+    """
+    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
+    rack, phase, hand, top, masks = _view_arrays(view, masks)
+    n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
+    bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
+    B = rack.shape[0]
+    card = np.where(phase == CHOOSE, top, hand)
+    cands = candidate_racks(rack, card)
+    avail = _availability(view, rack, n, p["discard_weight"])
+    cost = sequence_costs(rack, card, avail, min_run, bonus, p)
+    win = goes_out(cands[:, 1:], min_run)
+    cost[:, 1:] = np.where(win, -BIG, cost[:, 1:])
+    if rng is not None:
+        cost = cost + rng.random(cost.shape) * 1e-6
+    best_slot = np.argmin(cost[:, 1:], axis=1)
+    best_place = cost[np.arange(B), 1 + best_slot]
+    take = best_place < cost[:, 0] - p["take_margin"]
+    discard_drawn = cost[:, 0] <= best_place
+    return _finish(phase, masks, take, best_slot, discard_drawn)
+
+
+# --------------------------------------------------------------------------------------
+# Agent classes
+# --------------------------------------------------------------------------------------
+class _RackoHeuristic(Agent):
+    def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        view = self.core.obs_view(obs)
+        return self._decide(view, np.asarray(action_masks, dtype=bool)).astype(np.int64)
+
+
+class BucketAgent(_RackoHeuristic):
+    __doc__ = bucket_decide.__doc__
+    spec = "racko:bucket"
+
+    def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
+        return bucket_decide(view, masks, self.core.rules, self.rng)
+
+
+class RangesAgent(_RackoHeuristic):
+    __doc__ = ranges_decide.__doc__
+    spec = "racko:ranges"
+
+    def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
+        return ranges_decide(view, masks, self.core.rules, self.rng)
+
+
+class SequenceAgent(_RackoHeuristic):
+    __doc__ = sequence_decide.__doc__
+    spec = "racko:sequence"
+    params: dict[str, float] = DEFAULT_SEQUENCE_PARAMS
+
+    def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
+        return sequence_decide(view, masks, self.core.rules, self.rng, self.params)
