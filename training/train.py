@@ -1,0 +1,290 @@
+"""Train a MaskablePPO agent for one game (``deckgym train GAME``), CleanRL style.
+
+    python -m training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.zip
+
+Read it top to bottom: arguments → run directory and logging → the vector env (the
+learner in one seat of B games, opponents played inside, see ``training.vec_env``) →
+the model → the training loop. The loop alternates ``model.learn`` on a chunk of
+rollouts with the things between them:
+
+- **self-play league**: the learner's recent win rate against the pool is tracked from
+  the env's episode infos; when it reaches ``--league-threshold`` over the last
+  ``--league-window`` episodes, a frozen snapshot of the learner (sampling its actions)
+  joins the opponent pool; snapshots share ``--snapshot-weight`` of the draw probability
+  (at most ``--max-snapshots``, the oldest leaves);
+- **arena evaluation** every ``--eval-every`` steps: the checkpoint just saved plays
+  ``--eval-deals`` duplicate deals against each heuristic (``training.arena.evaluate``);
+  win rates and their 95% CI go to TensorBoard, and the best checkpoint (against the
+  first ``--eval-against`` agent) is copied to ``--out``;
+- **checkpoints** (``runs/<run>/checkpoints/``), TensorBoard scalars (SB3's losses, our
+  steps/s, win rate by opponent, arena results), hyperparameters (``config.json`` and a
+  TensorBoard text), a progress bar.
+
+Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``). Models are
+saved with their metadata (``agents.ppo.save_model``): game, rules, observation layout
+version, features version, this config, arena results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+DEFAULT_OPPONENTS = {
+    "racko": "racko:sequence=0.5,racko:ranges=0.2,racko:bucket=0.1,random=0.05",
+    "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
+}
+EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    p = parser or argparse.ArgumentParser(prog="deckgym train", description=__doc__.split("\n")[0])
+    p.add_argument("game", help="racko or leastscore")
+    p.add_argument("--players", type=int, default=None, help="table size (default: the game's default)")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.add_argument("--total-steps", type=int, default=2_000_000, help="learner decisions to train for")
+    p.add_argument("--num-envs", type=int, default=128, help="games played at once (B)")
+    p.add_argument("--n-steps", type=int, default=64, help="rollout length per game")
+    p.add_argument("--batch-size", type=int, default=1024)
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--gamma", type=float, default=0.995)
+    p.add_argument("--gae-lambda", type=float, default=0.95)
+    p.add_argument("--clip", type=float, default=0.2)
+    p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--vf-coef", type=float, default=0.5)
+    p.add_argument("--net", default="256,256", help="hidden layers of the policy and value networks")
+    p.add_argument("--opponents", default=None,
+                   help="pool: SPEC=WEIGHT,... (default per game: the heuristics and random)")
+    p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
+    p.add_argument("--reward", default="win", choices=["win", "points"])
+    p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
+    p.add_argument("--league-threshold", type=float, default=None,
+                   help="win rate vs the pool that adds a snapshot (default 0.55 for 2 players, 1.2/P otherwise)")
+    p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
+    p.add_argument("--snapshot-weight", type=float, default=0.3, help="total draw probability of the snapshots")
+    p.add_argument("--max-snapshots", type=int, default=5)
+    p.add_argument("--eval-every", type=int, default=500_000, help="learner steps between arena evaluations")
+    p.add_argument("--eval-deals", type=int, default=400, help="duplicate deals per arena evaluation")
+    p.add_argument("--eval-against", default=None, help="heuristics to evaluate against, comma-separated")
+    p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
+    p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
+    p.add_argument("--runs", default="runs", help="directory of the runs")
+    p.add_argument("--run-name", default=None)
+    p.add_argument("--out", default=None, help="where to save the best model (default runs/<run>/best.zip)")
+    p.add_argument("--max-minutes", type=float, default=None, help="stop (and save) after this wall time")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def parse_pool(text: str) -> list[tuple[str, float]]:
+    pool = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        spec, _, w = item.partition("=")
+        pool.append((spec.strip(), float(w) if w else 1.0))
+    if not pool:
+        raise ValueError("empty opponent pool")
+    return pool
+
+
+def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
+    if args is None:
+        args = build_parser().parse_args(argv)
+
+    # -- imports (heavy ones here, so `deckgym --help` stays fast) ---------------------------
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
+    from deckgym.cli import _parse_rule_overrides
+    from deckgym.registration import game as game_entry
+    from training.arena import evaluate
+    from training.vec_env import CoreVecEnv
+
+    torch.set_num_threads(args.threads)
+    game = args.game
+    entry = game_entry(game)
+    rules_kwargs = _parse_rule_overrides(args.rule)
+    if args.players is not None:
+        rules_kwargs["num_players"] = args.players
+    rules = entry.make_rules(**rules_kwargs)
+    P = rules.num_players
+
+    # -- run directory, config, logging --------------------------------------------------------
+    run_name = args.run_name or f"{game}__ppo__{args.seed}__{int(time.time())}"
+    run_dir = os.path.join(args.runs, run_name)
+    ckpt_dir = os.path.join(run_dir, "checkpoints")
+    os.makedirs(ckpt_dir, exist_ok=True)
+    out_path = args.out or os.path.join(run_dir, "best.zip")
+    pool = parse_pool(args.opponents or DEFAULT_OPPONENTS[game])
+    eval_against = [s for s in (args.eval_against or EVAL_AGAINST[game]).split(",") if s]
+    threshold = args.league_threshold if args.league_threshold is not None else (0.55 if P == 2 else 1.2 / P)
+    config = {k: v for k, v in vars(args).items() if k not in ("func",)}
+    config.update(run_name=run_name, rules=repr(rules), pool=pool, eval_against=eval_against,
+                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + (argv or sys.argv[1:])))
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, default=str)
+    writer = SummaryWriter(run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items()))
+    logger = configure(run_dir, ["tensorboard", "csv"])
+
+    # -- the vector env: learner in one seat, opponents inside ---------------------------------
+    env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
+                     rules=rules, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed)
+    base_weights = np.array([w for _, w in pool], dtype=float)
+    base_weights /= base_weights.sum()
+    n_base = len(pool)
+    meta = model_metadata(env.core, game, features=not args.no_features, train_config=config)
+
+    # -- the model ----------------------------------------------------------------------------
+    hidden = [int(x) for x in args.net.split(",") if x]
+    if args.init:
+        check_metadata(read_metadata(args.init), env.core, game, where=f"model {args.init}")
+        model = MaskablePPO.load(args.init, env=env, device="cpu", seed=args.seed,
+                                 custom_objects={"n_steps": args.n_steps, "batch_size": args.batch_size,
+                                                 "n_epochs": args.epochs, "learning_rate": args.lr,
+                                                 "ent_coef": args.ent_coef, "gamma": args.gamma})
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", env, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
+            n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip,
+            ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed, device="cpu", verbose=0,
+            policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}},
+        )
+    model.set_logger(logger)
+
+    # -- win rates by opponent, from the env's episode infos -----------------------------------
+    class WinTracker(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.recent: collections.deque = collections.deque(maxlen=args.league_window)
+            self.by_opp: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=2000))
+
+        def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                if "won" in info:
+                    self.recent.append(info["won"])
+                    self.by_opp[info["opponent"]].append(info["won"])
+            return True
+
+    tracker = WinTracker()
+
+    def pool_weights(n_snap: int) -> list[float]:
+        if n_snap == 0:
+            return list(base_weights)
+        return list(base_weights * (1 - args.snapshot_weight)) + [args.snapshot_weight / n_snap] * n_snap
+
+    def arena(path: str, deals: int) -> dict[str, Any]:
+        results = {}
+        for opp in eval_against:
+            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=rules_kwargs)
+            a = next(x for x in rep.agents if x.name.startswith("ppo:"))
+            results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
+                            "mean_points": a.mean_points, "deals": deals}
+        return results
+
+    # -- training loop ------------------------------------------------------------------------
+    chunk = args.num_envs * args.n_steps  # one rollout per learn() call
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.total_steps, unit=" steps", dynamic_ncols=True, mininterval=2.0)
+    snapshots: list[int] = []  # pool indices of the snapshots, oldest first
+    next_eval = args.eval_every
+    best = {"score": -1.0, "step": 0, "arena": None}
+    t_start = time.perf_counter()
+    steps = 0
+    history = []
+    while steps < args.total_steps:
+        t0 = time.perf_counter()
+        model.learn(chunk, callback=tracker, reset_num_timesteps=False, progress_bar=False)
+        steps = model.num_timesteps
+        sps = chunk / (time.perf_counter() - t0)
+        writer.add_scalar("charts/steps_per_second", sps, steps)
+        if bar is not None:
+            bar.update(chunk)
+        for opp, wins in tracker.by_opp.items():
+            if wins:
+                writer.add_scalar(f"pool/win_rate/{opp}", float(np.mean(wins)), steps)
+        recent = float(np.mean(tracker.recent)) if tracker.recent else 0.0
+        writer.add_scalar("pool/win_rate_all", recent, steps)
+        writer.add_scalar("pool/snapshots", len(snapshots), steps)
+
+        # self-play league: a snapshot joins when the learner beats the pool often enough
+        if len(tracker.recent) >= args.league_window and recent >= threshold and args.snapshot_weight > 0:
+            name = f"snapshot@{steps}"
+            agent = PPOAgent.snapshot(env.core, model.policy, meta, seed=steps, name=name)
+            if len(snapshots) >= args.max_snapshots:  # the oldest leaves: weight 0
+                snapshots.pop(0)
+            snapshots.append(env.add_opponent(agent, weight=0.0, name=name))
+            w = pool_weights(len(snapshots))
+            weights = np.zeros(len(env.opponents))
+            weights[:n_base] = w[:n_base]
+            weights[snapshots] = w[n_base:]
+            env.set_opponent_weights(weights)
+            tracker.recent.clear()
+            writer.add_text("league", f"{name} joined at win rate {recent:.3f}", steps)
+            if bar is not None:
+                bar.write(f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})")
+
+        out_of_time = args.max_minutes is not None and time.perf_counter() - t_start > 60 * args.max_minutes
+        if steps >= next_eval or steps >= args.total_steps or out_of_time:
+            next_eval += args.eval_every
+            ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.zip"), {**meta, "steps": steps})
+            res = arena(ckpt, args.eval_deals)
+            for opp, r in res.items():
+                writer.add_scalar(f"arena/{opp}/win_rate", r["win_rate"], steps)
+                writer.add_scalar(f"arena/{opp}/ci_low", r["ci_low"], steps)
+                writer.add_scalar(f"arena/{opp}/mean_points", r["mean_points"], steps)
+            score = res[eval_against[0]]["win_rate"]
+            history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60, "arena": res})
+            with open(os.path.join(run_dir, "evals.json"), "w") as f:
+                json.dump(history, f, indent=2)
+            line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
+            msg = f"[{steps}] {sps:,.0f} steps/s, pool win rate {recent:.3f}, arena: {line}"
+            (bar.write if bar is not None else print)(msg, **({} if bar is not None else {"flush": True}))
+            if score > best["score"]:
+                best = {"score": score, "step": steps, "arena": res}
+                save_model(model, out_path, {**meta, "steps": steps, "arena": res,
+                                             "training_minutes": (time.perf_counter() - t_start) / 60})
+        if out_of_time:
+            break
+    if bar is not None:
+        bar.close()
+    train_minutes = (time.perf_counter() - t_start) / 60
+
+    # -- final: a larger arena evaluation of the best model, written into its metadata --------
+    final = arena(out_path, args.final_deals) if args.final_deals else best["arena"]
+    final_meta = {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals,
+                  "training_minutes_total": train_minutes}
+    update_metadata(out_path, final_meta)
+    if os.path.abspath(out_path) != os.path.abspath(os.path.join(run_dir, "best.zip")):
+        shutil.copy(out_path, os.path.join(run_dir, "best.zip"))
+    summary = {"run": run_name, "out": out_path, "steps": steps, "minutes": train_minutes, "best_step": best["step"],
+               "arena": final}
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(json.dumps(summary, indent=2))
+    writer.close()
+    return summary
+
+
+if __name__ == "__main__":
+    main()
