@@ -87,6 +87,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from training import train
+
+    train.main(args=args)
+    return 0
+
+
 def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
     if quiet or not sys.stderr.isatty():
         return None
@@ -135,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
     p.set_defaults(func=cmd_rules)
+    p = sub.add_parser("train", parents=[common], help="train a MaskablePPO agent against heuristics and itself",
+                       description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
+    from training.train import build_parser as _train_parser
+
+    _train_parser(p)
+    p.set_defaults(func=cmd_train)
     return parser
 
 
