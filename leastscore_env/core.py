@@ -1,0 +1,942 @@
+"""The vectorised Least Score core (rules L1-L10 of ``/work/shared/RULES.md``).
+
+One :class:`LeastScoreCore` plays ``B`` games at once; the state is a
+:class:`LeastScoreState` of fixed-shape numpy arrays (first axis = game). Nothing loops
+over games in Python: the games that need a rare transition (a round end, a new deal,
+an L6 reshuffle) are handled together with fancy indexing on their indices.
+
+Representation (chosen for speed: the hot path works on one int64 word per game):
+
+* a hand is one int64 *card word*: 8 bytes, byte ``i`` = the i-th card id of the hand in
+  canonical order, ``PAD`` (52) after the last card (bytes 5..7 are always PAD);
+* the floor and the pending discards are card words whose cards stay at the hand slots
+  they were discarded from (``PAD`` elsewhere) plus a 5-bit mask of those slots;
+* sets of cards (seen, dead pile, known cards, floor) are 52-bit masks in an int64.
+
+The legality of every discard group (L5) is read from lookup tables built at import: the
+5 sorted ranks of a hand (rank 13 = no card), packed 4 bits each, index a 2**20 table of
+the 31-bit mask of legal subsets; the 5 suits (2 bits each) index a table of the
+single-suited subsets (flush, and same-suit sequences with ``sequence_same_suit``). Each
+seat's legal-discard mask is recomputed only when its hand changes (after its draw), and
+the 38-bit mask of the player to move is kept in the state, so ``legal_action_mask`` is a
+single ``unpackbits``.
+
+Actions (``Discrete(38)``, two decisions per turn by the same player, L4):
+
+====== ==========================================================================
+0..30  discard phase: discard the hand cards whose bits are set in ``a + 1``
+       (bit i = hand slot i, slots in canonical order)
+31     discard phase: declare (L7)
+32     draw phase: take the top card of the deck
+33+j   draw phase: take the j-th card of the floor (floor in canonical order)
+====== ==========================================================================
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from deckgym.core import BatchState, StepResult, zero_sum_win_rewards
+from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
+from leastscore_env.cards import NUM_CARDS, PAD, VALUE, card_str, parse_card
+from leastscore_env.rules import LeastScoreRules
+
+__all__ = [
+    "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
+    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES",
+]
+
+NUM_ACTIONS = 38
+DECLARE = 31
+DRAW_DECK = 32
+TAKE_FLOOR = 33  # + j
+HAND_MAX = 5
+PAD_WORD = int.from_bytes(bytes([PAD] * 8), "little")  # a card word with no card
+_I64 = np.int64
+
+
+@dataclass
+class LeastScoreState(BatchState):
+    """The state of ``B`` Least Score games (``P`` seats). Every field has first axis ``B``.
+
+    ============= ============= ============================================================
+    field         shape, dtype  meaning
+    ============= ============= ============================================================
+    hands         (B,P) int64   each seat's hand as a card word: byte i = i-th card id in
+                                canonical order, PAD (52) after the last card
+    legal         (B,P) int64   bit a set: discard action a is legal (L5) for that hand
+    known         (B,P) int64   52-bit set of the cards each seat is publicly known to
+                                hold (taken from the floor and not discarded since)
+    floor         (B,) int64    card word of the floor of the player to move (the previous
+                                player's discards, at the slots they left; PAD elsewhere)
+    floor_sel     (B,) uint8    5-bit mask of the floor word's slots holding a card
+    floor_bits    (B,) int64    52-bit set of the floor cards
+    pending       (B,) int64    draw phase: card word of the mover's discards this turn
+                                (the next player's floor)
+    pending_sel   (B,) uint8    5-bit mask of its slots holding a card
+    pending_bits  (B,) int64    52-bit set of those cards
+    deck          (B,53) uint8  deck order: ``deck[top:52]`` are the face-down cards, top
+                                first; column 52 is PAD
+    top           (B,) uint8    index of the top card of the deck (52 = empty)
+    seen          (B,) int64    52-bit set of every card that was face up this round
+    dead          (B,) int64    52-bit set of the dead pile (L4, L6)
+    scores        (B,P) int16   totals (L9); in round episodes the start totals plus the
+                                finished round's points
+    alive         (B,) int16    bit p set: seat p is still in the game (L9)
+    cur           (B,) int8     the seat to act
+    first         (B,) int8     the seat that started this round
+    phase         (B,) int8     0 = discard/declare decision, 1 = draw decision
+    turn          (B,) int16    completed turns (discard + draw) in this round (L7, L10)
+    round         (B,) int16    rounds dealt in this episode (1 = first round)
+    over          (B,) bool     the episode has ended (waiting for ``reset_where``)
+    mask          (B,) int64    bit a set: action a is legal for the player to move
+    rng_key       (B,) uint64   the game's random stream (:mod:`deckgym.rng`)
+    rng_counter   (B,) uint64   draws made from that stream
+    ============= ============= ============================================================
+    """
+
+    hands: np.ndarray
+    legal: np.ndarray
+    known: np.ndarray
+    floor: np.ndarray
+    floor_sel: np.ndarray
+    floor_bits: np.ndarray
+    pending: np.ndarray
+    pending_sel: np.ndarray
+    pending_bits: np.ndarray
+    deck: np.ndarray
+    top: np.ndarray
+    seen: np.ndarray
+    dead: np.ndarray
+    scores: np.ndarray
+    alive: np.ndarray
+    cur: np.ndarray
+    first: np.ndarray
+    phase: np.ndarray
+    turn: np.ndarray
+    round: np.ndarray
+    over: np.ndarray
+    mask: np.ndarray
+    rng_key: np.ndarray
+    rng_counter: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------
+# Lookup tables (built at import, vectorised over hand patterns)
+# ---------------------------------------------------------------------------------------
+_SUBSET_SLOTS = [[i for i in range(HAND_MAX) if (sel >> i) & 1] for sel in range(33)]
+_SUBSET_SLOTS[32] = []  # row 32 = declare: no card moves
+
+
+def _sorted_rank_patterns() -> np.ndarray:
+    """Every non-decreasing 5-tuple of ranks 0..13 (13 = no card): (8568, 5) int64."""
+    return np.array(list(itertools.combinations_with_replacement(range(14), HAND_MAX)), dtype=np.int64)
+
+
+@lru_cache(maxsize=None)
+def legal_discard_table(sequence_lengths: tuple[int, ...] = (3, 5), same_suit: bool = False):
+    """The L5 tables ``(A, Bt, MONO)`` (uint32) for the given sequence rules.
+
+    For a hand whose sorted ranks ``r0..r4`` (13 = empty slot) give the 20-bit index
+    ``ri = r0 | r1<<4 | r2<<8 | r3<<12 | r4<<16`` and whose suits give
+    ``si = s0 | s1<<2 | ... | s4<<8``, the legal discard subsets (bit ``a`` = action ``a``
+    = the subset ``a + 1`` of hand slots) are ``A[ri] | (Bt[ri] & MONO[si])``:
+
+    * ``A``: singles, pairs, four of a kind, and (mixed-suit rules) sequences;
+    * ``Bt``: subsets legal only if single-suited: the full hand (the flush) and, when
+      ``same_suit``, the sequences;
+    * ``MONO``: subsets whose cards all have one suit.
+    """
+    pats = _sorted_rank_patterns()
+    nonseq = np.zeros(len(pats), dtype=np.uint32)
+    seq = np.zeros(len(pats), dtype=np.uint32)
+    for sel in range(1, 32):
+        pos = _SUBSET_SLOTS[sel]
+        k = len(pos)
+        r = pats[:, pos]
+        bit = np.uint32(1 << (sel - 1))
+        real = (r < 13).all(axis=1)
+        if k == 1:  # L5 one card
+            nonseq |= np.where(real, bit, 0).astype(np.uint32)
+        elif k in (2, 4):  # L5 a pair (exactly 2 of a rank) or all 4 of a rank; never 3
+            same = (r == r[:, :1]).all(axis=1)
+            nonseq |= np.where(real & same, bit, 0).astype(np.uint32)
+        if k in sequence_lengths:  # L5 sequences: ace low (A-2-3) or high (Q-K-A), no wrap
+            low = (np.diff(r, axis=1) == 1).all(axis=1)
+            high = (r[:, 0] == 0) & (r[:, 1:] == np.arange(14 - k, 13)).all(axis=1)
+            seq |= np.where(real & (low | high), bit, 0).astype(np.uint32)
+    full = np.where(pats[:, HAND_MAX - 1] < 13, np.uint32(1 << 30), 0).astype(np.uint32)
+    idx = (pats << (4 * np.arange(HAND_MAX))).sum(axis=1)
+    A = np.zeros(1 << 20, dtype=np.uint32)
+    Bt = np.zeros(1 << 20, dtype=np.uint32)
+    if same_suit:
+        A[idx] = nonseq
+        Bt[idx] = seq | full
+    else:
+        A[idx] = nonseq | seq
+        Bt[idx] = full  # the flush (L5): five cards of one suit
+    suits = np.array(list(itertools.product(range(4), repeat=HAND_MAX)), dtype=np.int64)
+    mono = np.zeros(len(suits), dtype=np.uint32)
+    for sel in range(1, 32):
+        sv = suits[:, _SUBSET_SLOTS[sel]]
+        mono |= np.where((sv == sv[:, :1]).all(axis=1), np.uint32(1 << (sel - 1)), 0).astype(np.uint32)
+    MONO = np.zeros(1 << 10, dtype=np.uint32)
+    MONO[(suits << (2 * np.arange(HAND_MAX))).sum(axis=1)] = mono
+    for t in (A, Bt, MONO):
+        t.flags.writeable = False
+    return A, Bt, MONO
+
+
+legal_discard_table()  # the default tables are built at import
+
+_B8 = [0xFF << (8 * i) for i in range(8)]
+
+
+def _byte_mask(slots) -> int:
+    m = 0
+    for i in slots:
+        m |= _B8[i]
+    return m
+
+
+def _build_discard_tables():
+    """Per subset ``sel`` (0..32): masks to split a hand word into kept and discarded cards.
+
+    The kept cards are compacted towards byte 0 by a 3-stage byte "compress" network
+    (Hacker's Delight 7-4 on bytes: a kept byte moves down by the number of discarded
+    bytes below it, 1, 2 then 4 bytes at a time, which never collides).
+    """
+    keep_m = np.zeros(33, dtype=_I64)
+    stages = np.zeros((3, 33), dtype=_I64)
+    pad_fill = np.zeros(33, dtype=_I64)
+    disc_m = np.zeros(33, dtype=_I64)
+    disc_pad = np.zeros(33, dtype=_I64)
+    n_disc = np.zeros(33, dtype=np.uint8)
+    for sel in range(33):
+        d = _SUBSET_SLOTS[sel]
+        kept = [i for i in range(HAND_MAX) if i not in d]
+        keep_m[sel] = _byte_mask(kept)
+        pos = {i: i for i in kept}
+        shift = {i: sum(1 for j in d if j < i) for i in kept}
+        for st, k in enumerate((1, 2, 4)):
+            moving = [i for i in kept if shift[i] & k]
+            stages[st, sel] = _byte_mask(pos[i] for i in moving)
+            targets = {pos[i] - k for i in moving}
+            staying = {pos[i] for i in kept if not shift[i] & k}
+            assert not targets & staying, (sel, k)
+            for i in moving:
+                pos[i] -= k
+        assert sorted(pos.values()) == list(range(len(kept)))
+        pad_fill[sel] = PAD_WORD & ~_byte_mask(range(len(kept)))
+        disc_m[sel] = _byte_mask(d)
+        disc_pad[sel] = PAD_WORD & ~_byte_mask(d)
+        n_disc[sel] = len(d)
+    return keep_m, stages, pad_fill, disc_m, disc_pad, n_disc
+
+
+_KEEP_M, _STAGES, _PAD_FILL, _DISC_M, _DISC_PAD, _N_DISC = _build_discard_tables()
+_ST1, _ST2, _ST4 = _STAGES
+# Floor: shift (in bits) of the j-th card of a floor word with slot mask fsel, at index
+# (fsel << 3) | j; j = 7 (the "draw from deck" action) points at byte 5, always PAD.
+_FLOOR_SHIFT = np.full(256, 40, dtype=_I64)
+for _fs in range(32):
+    for _j, _slot in enumerate(_SUBSET_SLOTS[_fs]):
+        _FLOOR_SHIFT[(_fs << 3) | _j] = 8 * _slot
+# 52-bit card sets of card words: two bytes at a time (PAD -> no bit).
+_BIT = np.zeros(256, dtype=_I64)
+_BIT[:NUM_CARDS] = np.int64(1) << np.arange(NUM_CARDS, dtype=_I64)
+_BITS16 = (_BIT[np.arange(1 << 16) & 0xFF] | _BIT[np.arange(1 << 16) >> 8]).astype(_I64)
+_MASK52 = (1 << NUM_CARDS) - 1
+# Seats: tables over the alive bits.
+_ALIVE_BOOL = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool)  # (256, 8)
+_NALIVE = _ALIVE_BOOL.sum(axis=1).astype(np.int16)
+_NEXT = np.zeros(256 * 8, dtype=np.int8)  # at (alive << 3) | p: next seat in the game after p (to the left)
+for _m in range(256):
+    for _p in range(8):
+        for _o in range(1, 9):
+            _q = (_p + _o) % 8
+            if (_m >> _q) & 1:
+                _NEXT[(_m << 3) | _p] = _q
+                break
+# Draw-phase action word for a floor with slot mask fsel: deck (32) and floor cards 33.. .
+_DRAW_WORD = np.array([(1 << DRAW_DECK) | (((1 << len(_SUBSET_SLOTS[f])) - 1) << TAKE_FLOOR) for f in range(32)], dtype=_I64)
+_DECL_WORD = np.array([0, 1 << DECLARE], dtype=_I64)
+# Per hand slot in the observation: (rank + 1) / 13, (suit + 1) / 4, value / 10; PAD -> 0.
+_SLOT3 = np.zeros((256, 3), dtype=np.float32)
+_SLOT3[:NUM_CARDS, 0] = (np.arange(NUM_CARDS) // 4 + 1) / 13.0
+_SLOT3[:NUM_CARDS, 1] = (np.arange(NUM_CARDS) % 4 + 1) / 4.0
+_SLOT3[:NUM_CARDS, 2] = VALUE[:NUM_CARDS] / 10.0
+_CARD_IDS = np.arange(NUM_CARDS)
+_VALUE256 = np.zeros(256, dtype=np.int32)
+_VALUE256[: NUM_CARDS + 1] = VALUE
+
+
+def _action_names() -> tuple[str, ...]:
+    names = ["discard_" + "+".join(f"s{i}" for i in _SUBSET_SLOTS[a + 1]) for a in range(31)]
+    names += ["declare", "draw_deck"] + [f"take_floor_{j}" for j in range(5)]
+    return tuple(names)
+
+
+ACTION_NAMES = _action_names()
+
+
+def hand_word_bits(words: np.ndarray) -> np.ndarray:
+    """52-bit card sets (int64) of card words (any shape)."""
+    w = np.asarray(words, dtype=_I64)
+    return _BITS16.take(w & 0xFFFF) | _BITS16.take((w >> 16) & 0xFFFF) | _BIT.take((w >> 32) & 0xFF)
+
+
+def _bits52(words: np.ndarray) -> np.ndarray:
+    """(N,) 52-bit sets -> (N, 52) bool."""
+    w = np.ascontiguousarray(words, dtype=_I64)
+    return np.unpackbits(w.view(np.uint8).reshape(-1, 8), axis=1, count=NUM_CARDS, bitorder="little").view(bool)
+
+
+def _words_of(cards: np.ndarray) -> np.ndarray:
+    """(..., k<=8) sorted card ids (PAD-filled) -> (...) card words."""
+    c = np.asarray(cards)
+    out = np.full(c.shape[:-1] + (8,), PAD, dtype=np.uint8)
+    out[..., : c.shape[-1]] = c
+    return out.view(_I64)[..., 0].copy()
+
+
+class LeastScoreCore:
+    """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
+
+    num_actions = NUM_ACTIONS
+    action_names = ACTION_NAMES
+    phase_names = ("discard", "draw")
+    obs_version = 1
+    DEAL_KEYS = ("hands", "deck", "floor", "first_player", "scores")
+
+    def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win") -> None:
+        rules = LeastScoreRules() if rules is None else rules
+        if not isinstance(rules, LeastScoreRules):
+            raise TypeError(f"rules must be a LeastScoreRules, got {type(rules).__name__}")
+        if episode not in ("round", "match"):
+            raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
+        if reward not in ("win", "points"):
+            raise ValueError(f"reward must be 'win' or 'points', got {reward!r}")
+        self.rules = rules
+        self.episode = episode
+        self.reward = reward
+        P = self.num_players = rules.num_players
+        self._A, self._Bt, self._MONO = legal_discard_table(rules.sequence_lengths, rules.sequence_same_suit)
+        self._full_alive = (1 << P) - 1
+        self._alive_bool = np.ascontiguousarray(_ALIVE_BOOL[:, :P])
+        self._alive_weights = (1 << np.arange(P)).astype(np.int64)
+        self._ego = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego[e] = seats seen from e
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # Observation layout (documented in env.py): K 52-card blocks, then the rest.
+        K = self._nblocks = 5 + (P - 1)
+        self.obs_layout: dict[str, tuple[int, int]] = {}
+        off = 0
+        for name in ("hand_mask", "floor", "discard", "seen", "dead"):
+            self.obs_layout[name] = (off, off + 52)
+            off += 52
+        self.obs_layout["opp_known"] = (off, off + 52 * (P - 1))
+        off = 52 * K
+        for name, n in [
+            ("hand_slots", 5 * 3),
+            ("opp_hand_size", P - 1),
+            ("scores", P),
+            ("alive", P),
+            ("to_move", P),
+            ("phase", 1),
+            ("can_declare", 1),
+            ("deck_size", 1),
+            ("turn", 1),
+        ]:
+            self.obs_layout[name] = (off, off + n)
+            off += n
+        self.obs_size = off
+        self._o_slots = self.obs_layout["hand_slots"][0]
+        self._o_rest = self.obs_layout["opp_hand_size"][0]
+        # Tight bounds: all in [0, 1] except the scores (a total may pass the threshold on
+        # the round that eliminates: at most elimination_score - 1 + penalty + 50).
+        self.obs_low = np.zeros(self.obs_size, dtype=np.float32)
+        self.obs_high = np.ones(self.obs_size, dtype=np.float32)
+        a, b = self.obs_layout["scores"]
+        self.obs_high[a:b] = (rules.elimination_score - 1 + rules.penalty + 50) / rules.elimination_score
+
+    # ------------------------------------------------------------------ helpers
+    def _bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(arange(n), arange(n) * P, arange(n) * 53), cached per batch size."""
+        c = self._cache.get(n)
+        if c is None:
+            ar = np.arange(n, dtype=_I64)
+            c = self._cache[n] = (ar, ar * self.num_players, ar * (NUM_CARDS + 1))
+        return c
+
+    def _legal_of(self, w: np.ndarray) -> np.ndarray:
+        """L5: the legal-discard bits (int64) of hand words ``w`` (any shape): 3 gathers."""
+        r = (w >> 2) & 0x0F0F0F0F0F0F0F0F  # byte i = rank of card i (13 = PAD)
+        x = r | (r >> 4)
+        y = x & 0x000000FF00FF00FF
+        ri = ((y | (y >> 8)) & 0xFFFF) | ((y >> 16) & 0xF0000)  # r0 | r1<<4 | ... | r4<<16
+        s = w & 0x0303030303  # byte i = suit of card i (PAD -> 0)
+        u = s | (s >> 6)
+        v = u & 0x0F000F000F
+        si = (v & 0xF) | ((v >> 12) & 0xF0) | ((v >> 24) & 0x300)  # s0 | s1<<2 | ... | s4<<8
+        return (self._A.take(ri) | (self._Bt.take(ri) & self._MONO.take(si))).astype(_I64)
+
+    def _empty(self, B: int) -> LeastScoreState:
+        P = self.num_players
+        return LeastScoreState(
+            hands=np.full((B, P), PAD_WORD, dtype=_I64),
+            legal=np.zeros((B, P), dtype=_I64),
+            known=np.zeros((B, P), dtype=_I64),
+            floor=np.full(B, PAD_WORD, dtype=_I64),
+            floor_sel=np.zeros(B, dtype=np.uint8),
+            floor_bits=np.zeros(B, dtype=_I64),
+            pending=np.full(B, PAD_WORD, dtype=_I64),
+            pending_sel=np.zeros(B, dtype=np.uint8),
+            pending_bits=np.zeros(B, dtype=_I64),
+            deck=np.full((B, NUM_CARDS + 1), PAD, dtype=np.uint8),
+            top=np.full(B, NUM_CARDS, dtype=np.uint8),
+            seen=np.zeros(B, dtype=_I64),
+            dead=np.zeros(B, dtype=_I64),
+            scores=np.zeros((B, P), dtype=np.int16),
+            alive=np.full(B, self._full_alive, dtype=np.int16),
+            cur=np.zeros(B, dtype=np.int8),
+            first=np.zeros(B, dtype=np.int8),
+            phase=np.zeros(B, dtype=np.int8),
+            turn=np.zeros(B, dtype=np.int16),
+            round=np.zeros(B, dtype=np.int16),
+            over=np.zeros(B, dtype=bool),
+            mask=np.zeros(B, dtype=_I64),
+            rng_key=np.zeros(B, dtype=np.uint64),
+            rng_counter=np.zeros(B, dtype=np.uint64),
+        )
+
+    # ------------------------------------------------------------------ contract: setup
+    def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> LeastScoreState:
+        """``batch`` fresh games; game ``i`` uses the random stream ``(seed, game_ids[i])``."""
+        if batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        ids = np.arange(batch) if game_ids is None else np.asarray(game_ids)
+        if ids.shape != (batch,):
+            raise ValueError(f"game_ids must have shape ({batch},), got {ids.shape}")
+        s = self._empty(batch)
+        s.rng_key[:] = make_keys(seed, ids)
+        self._new_episodes(s, np.arange(batch))
+        return s
+
+    def reset_where(self, state: LeastScoreState, mask: np.ndarray) -> None:
+        """A fresh episode in place where ``mask`` (each game continues its own stream)."""
+        g = np.flatnonzero(np.asarray(mask, dtype=bool))
+        if g.size:
+            self._new_episodes(state, g)
+
+    def _new_episodes(self, s: LeastScoreState, g: np.ndarray) -> None:
+        s.scores[g] = 0
+        s.alive[g] = self._full_alive
+        s.round[g] = 0
+        if self.rules.first_player == "random":  # L3 [decided]: uniform from the game's stream
+            ctr = s.rng_counter[g]
+            first = random_below(s.rng_key[g], ctr, self.num_players)
+            s.rng_counter[g] = ctr
+        else:
+            first = np.zeros(g.size, dtype=_I64)
+        self._deal(s, g, first)
+
+    def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray) -> None:
+        """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up."""
+        n, P, hs = g.size, self.num_players, self.rules.hand_size
+        ctr = s.rng_counter[g]
+        perm = shuffled(s.rng_key[g], ctr, NUM_CARDS)
+        s.rng_counter[g] = ctr
+        al = self._alive_bool[s.alive[g]]  # (n, P)
+        rank = np.maximum(np.cumsum(al, axis=1) - 1, 0)  # seats in the game take consecutive cards
+        idx = (rank[:, :, None] * hs + np.arange(hs)).reshape(n, P * hs)
+        cards = np.take_along_axis(perm, idx, axis=1).reshape(n, P, hs)
+        cards.sort(axis=2)
+        hands = _words_of(np.where(al[:, :, None], cards, PAD))
+        s.hands[g] = hands
+        s.legal[g] = self._legal_of(hands)
+        base = al.sum(axis=1) * hs
+        s.deck[g, :NUM_CARDS] = perm
+        up = perm[np.arange(n), base]  # L3: the top card is turned up: the first floor
+        s.floor[g] = (PAD_WORD & ~0xFF) | up
+        s.floor_sel[g] = 1
+        s.floor_bits[g] = _BIT[up]
+        s.pending[g] = PAD_WORD
+        s.pending_sel[g] = 0
+        s.pending_bits[g] = 0
+        s.top[g] = base + 1
+        s.seen[g] = _BIT[up]
+        s.dead[g] = 0
+        s.known[g] = 0
+        s.cur[g] = first
+        s.first[g] = first
+        s.phase[g] = 0
+        s.turn[g] = 0
+        s.round[g] += 1
+        s.over[g] = False
+        s.mask[g] = s.legal[g, first]  # nobody may declare before everyone has played (L7)
+
+    def deal(self, seed: int, options: dict) -> LeastScoreState:
+        """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.
+
+        ``options``: ``{"hands": [[card, ...], ...] (one list per seat, 1..hand_size cards),
+        "deck": [top, ...], "floor": [card, ...], "first_player": k, "scores": [...]}``;
+        all but ``hands`` optional. Unlisted cards are shuffled with ``seed`` beneath the
+        listed deck cards; without ``floor`` the top deck card is turned up (L3).
+        """
+        r, P = self.rules, self.num_players
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+        allowed = set(self.DEAL_KEYS)
+        unknown = sorted(map(str, set(options) - allowed))
+        if unknown:
+            raise ValueError(f"unknown deal option(s) {unknown}; allowed: {sorted(allowed)}")
+        if "hands" not in options:
+            raise ValueError("deal options need 'hands' (one list of cards per player)")
+        hands_in = options["hands"]
+        if not isinstance(hands_in, (list, tuple)) or len(hands_in) != P:
+            got = f"{len(hands_in)} hands" if isinstance(hands_in, (list, tuple)) else repr(hands_in)
+            raise ValueError(f"'hands' must list {P} hands (one per player), got {got}")
+        used: dict[int, str] = {}
+
+        def take(cards, where: str) -> list[int]:
+            if isinstance(cards, str) or not isinstance(cards, (list, tuple)):
+                raise ValueError(f"{where} must be a list of cards, got {cards!r}")
+            out = []
+            for t in cards:
+                try:
+                    c = parse_card(t)
+                except ValueError as e:
+                    raise ValueError(f"{where}: {e}") from None
+                if c in used:
+                    raise ValueError(f"duplicate card {t!r} in {where} (already in {used[c]})")
+                used[c] = where
+                out.append(c)
+            return out
+
+        hands = []
+        for p, h in enumerate(hands_in):
+            cards = take(h, f"hands[{p}]")
+            if not 1 <= len(cards) <= r.hand_size:
+                raise ValueError(f"hands[{p}] must hold 1..{r.hand_size} cards (hand_size), got {len(cards)}")
+            hands.append(sorted(cards))
+        floor = None
+        if "floor" in options:
+            floor = take(options["floor"], "floor")
+            if not 1 <= len(floor) <= HAND_MAX:
+                raise ValueError(f"floor must hold 1..{HAND_MAX} cards, got {len(floor)}")
+        deck_top = take(options.get("deck", []), "deck")
+        first = options.get("first_player")
+        if first is not None and (
+            not isinstance(first, (int, np.integer)) or isinstance(first, bool) or not 0 <= first < P
+        ):
+            raise ValueError(f"first_player must be a seat in 0..{P - 1}, got {first!r}")
+        scores = options.get("scores", [0] * P)
+        if (
+            not isinstance(scores, (list, tuple))
+            or len(scores) != P
+            or not all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) and 0 <= x < r.elimination_score
+                for x in scores
+            )
+        ):
+            raise ValueError(f"scores must list {P} ints in 0..{r.elimination_score - 1}, got {scores!r}")
+        if floor is None and len(used) == NUM_CARDS:
+            raise ValueError("no card left to turn up as the floor (give 'floor' or leave cards in the deck)")
+        s = self._empty(1)
+        s.rng_key[:] = make_keys(int(seed), np.zeros(1, dtype=_I64))
+        if first is None:
+            first = int(random_below(s.rng_key, s.rng_counter, P)[0]) if r.first_player == "random" else 0
+        rest = np.array([c for c in range(NUM_CARDS) if c not in used], dtype=_I64)
+        order = shuffled(s.rng_key, s.rng_counter, NUM_CARDS)[0]
+        rest = rest[np.argsort(order[: rest.size], kind="stable")]  # unlisted cards in random order
+        deck = deck_top + rest.tolist()
+        if floor is None:  # L3: the top card of the deck is turned up
+            floor, deck = [deck[0]], deck[1:]
+        floor = sorted(floor)
+        s.hands[0] = [_words_of(np.array(h, dtype=np.uint8)) for h in hands]
+        s.legal[0] = self._legal_of(s.hands[0])
+        s.floor[0] = _words_of(np.array(floor, dtype=np.uint8))
+        s.floor_sel[0] = (1 << len(floor)) - 1
+        s.floor_bits[0] = hand_word_bits(s.floor[0])
+        top = NUM_CARDS - len(deck)
+        s.deck[0, top:NUM_CARDS] = deck
+        s.top[0] = top
+        s.seen[0] = s.floor_bits[0]
+        s.scores[0] = scores
+        s.cur[0] = s.first[0] = first
+        s.round[0] = 1
+        s.mask[0] = s.legal[0, first]
+        return s
+
+    # ------------------------------------------------------------------ contract: queries
+    def current_player(self, state: LeastScoreState) -> np.ndarray:
+        return state.cur.astype(_I64)
+
+    def phase(self, state: LeastScoreState) -> np.ndarray:
+        return state.phase.astype(_I64)
+
+    def alive(self, state: LeastScoreState) -> np.ndarray:
+        return self._alive_bool[state.alive]
+
+    def hand_cards(self, state: LeastScoreState) -> np.ndarray:
+        """(B, P, 5) int64 card ids in canonical order, -1 = empty slot."""
+        h = state.hands.view(np.uint8).reshape(state.hands.shape + (8,))[..., :HAND_MAX].astype(_I64)
+        h[h == PAD] = -1
+        return h
+
+    def hand_totals(self, state: LeastScoreState) -> np.ndarray:
+        """(B, P) L1 hand totals."""
+        return _VALUE256[state.hands.view(np.uint8).reshape(state.hands.shape + (8,))].sum(axis=2)
+
+    def can_declare(self, state: LeastScoreState) -> np.ndarray:
+        """(B,) bool: L7 -- every player still in the game has played a turn this round."""
+        return state.turn >= _NALIVE[state.alive]
+
+    def legal_action_mask(self, state: LeastScoreState) -> np.ndarray:
+        m = state.mask
+        return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], 8), axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
+
+    # ------------------------------------------------------------------ contract: step
+    def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
+        s = state
+        a = np.asarray(actions)
+        B = a.shape[0]
+        P = self.num_players
+        res = StepResult(
+            rewards=np.zeros((B, P), dtype=np.float32),
+            terminated=np.zeros(B, dtype=bool),
+            truncated=np.zeros(B, dtype=bool),
+            round_over=np.zeros(B, dtype=bool),
+            round_points=np.zeros((B, P), dtype=np.int32),
+            total_points=np.zeros((B, P), dtype=np.int32),
+            winners=np.zeros((B, P), dtype=bool),
+            extra={"hand_total": np.zeros((B, P), dtype=np.int32)},
+        )
+        nd = np.count_nonzero(s.phase)
+        if nd == 0:
+            self._discard(s, a, None, res)
+        elif nd == B:
+            self._draw(s, a, None, res)
+        else:  # a batch whose games are in different phases
+            ph = s.phase != 0
+            ixd = np.flatnonzero(~ph)
+            ixw = np.flatnonzero(ph)
+            self._discard(s, a[ixd], ixd, res)
+            self._draw(s, a[ixw], ixw, res)
+        return res
+
+    def _discard(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
+        """L4 first half: discard the group ``a + 1`` (or declare, a == 31, L7)."""
+        ar, arP, _ = self._bases(s.phase.shape[0])
+        if ix is None:
+            cur, floor_sel = s.cur, s.floor_sel
+            rows = arP + cur
+        else:
+            cur, floor_sel = s.cur[ix], s.floor_sel[ix]
+            rows = arP[ix] + cur
+        hands, known = s.hands.reshape(-1), s.known.reshape(-1)
+        w = hands.take(rows)
+        sel = a + 1
+        # kept cards: clear the discarded bytes, compact them down, refill with PAD
+        x = w & _KEEP_M.take(sel)
+        t = x & _ST1.take(sel)
+        x = (x ^ t) | (t >> 8)
+        t = x & _ST2.take(sel)
+        x = (x ^ t) | (t >> 16)
+        t = x & _ST4.take(sel)
+        x = (x ^ t) | (t >> 32)
+        hands[rows] = x | _PAD_FILL.take(sel)
+        d = (w & _DISC_M.take(sel)) | _DISC_PAD.take(sel)  # the discards, at their slots
+        dm = _BITS16.take(d & 0xFFFF) | _BITS16.take((d >> 16) & 0xFFFF) | _BIT.take((d >> 32) & 0xFF)
+        known[rows] = known.take(rows) & ~dm  # discarded cards are no longer known to be held
+        if ix is None:
+            s.seen |= dm  # discards are face up
+            s.pending[:] = d
+            s.pending_sel[:] = sel & 31
+            s.pending_bits[:] = dm
+            s.phase[:] = 1
+            s.mask[:] = _DRAW_WORD.take(floor_sel)  # L4: the deck or any floor card
+        else:
+            s.seen[ix] |= dm
+            s.pending[ix] = d
+            s.pending_sel[ix] = sel & 31
+            s.pending_bits[ix] = dm
+            s.phase[ix] = 1
+            s.mask[ix] = _DRAW_WORD.take(floor_sel)
+        decl = a == DECLARE
+        if decl.any():
+            self._end_rounds(s, (ar if ix is None else ix)[decl], True, res)
+
+    def _draw(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
+        """L4 second half: take the top deck card or one floor card; the turn passes left."""
+        ar, arP, ar53 = self._bases(s.phase.shape[0])
+        g = (lambda x: x) if ix is None else (lambda x: x[ix])
+        gi = ar if ix is None else ix
+        from_deck = a == DRAW_DECK
+        top = g(s.top)
+        empty = from_deck & (top >= NUM_CARDS)
+        if empty.any():  # L6: the dead pile becomes the new deck
+            self._reshuffle(s, gi[empty])
+            top = g(s.top)
+        cur = g(s.cur)
+        rows = g(arP) + cur
+        fc = (g(s.floor) >> _FLOOR_SHIFT.take((g(s.floor_sel) << 3) | ((a - TAKE_FLOOR) & 7))) & 0xFF
+        c = np.where(from_deck, s.deck.reshape(-1).take(g(ar53) + top), fc)
+        hands, known = s.hands.reshape(-1), s.known.reshape(-1)
+        w = hands.take(rows)
+        # sorted insertion of c into the hand word (SWAR): bytes >= c move up one byte
+        cK = c * 0x0101010101010101
+        ge = (((w | -0x7F7F7F7F7F7F7F80) - cK) >> 7) & 0x0101010101010101  # 1 in bytes >= c
+        m = ge * 0xFF
+        nw = (w & ~m) | ((w & m) << 8) | (m & ~(m << 8) & cK)
+        hands[rows] = nw
+        s.legal.reshape(-1)[rows] = self._legal_of(nw)
+        kb = _BIT.take(fc)  # a floor card taken is known to be in that hand
+        known[rows] = known.take(rows) | kb
+        dead = g(s.dead) | (g(s.floor_bits) ^ kb)  # the untaken floor cards go to the dead pile
+        turn = g(s.turn) + 1
+        alive = g(s.alive)
+        nxt = _NEXT.take((alive << 3) | cur)
+        mask = s.legal.reshape(-1).take(g(arP) + nxt) | _DECL_WORD.take(turn >= _NALIVE.take(alive))  # L7
+        if ix is None:
+            s.top += from_deck
+            s.dead[:] = dead
+            s.floor[:] = s.pending  # the discards are the next player's floor
+            s.floor_sel[:] = s.pending_sel
+            s.floor_bits[:] = s.pending_bits
+            s.pending[:] = PAD_WORD
+            s.pending_sel[:] = 0
+            s.pending_bits[:] = 0
+            s.turn[:] = turn
+            s.cur[:] = nxt
+            s.phase[:] = 0
+            s.mask[:] = mask
+        else:
+            s.top[ix] = top + from_deck
+            s.dead[ix] = dead
+            s.floor[ix] = s.pending[ix]
+            s.floor_sel[ix] = s.pending_sel[ix]
+            s.floor_bits[ix] = s.pending_bits[ix]
+            s.pending[ix] = PAD_WORD
+            s.pending_sel[ix] = 0
+            s.pending_bits[ix] = 0
+            s.turn[ix] = turn
+            s.cur[ix] = nxt
+            s.phase[ix] = 0
+            s.mask[ix] = mask
+        capped = turn >= self.rules.max_turns
+        if capped.any():  # L10
+            self._end_rounds(s, gi[capped], False, res)
+
+    def _reshuffle(self, s: LeastScoreState, g: np.ndarray) -> None:
+        """L6: shuffle the dead pile into a new deck (cards elsewhere get the sentinel key)."""
+        isdead = _bits52(s.dead[g])
+        ctr = s.rng_counter[g]
+        keys = permutation_keys(s.rng_key[g], ctr, NUM_CARDS)
+        s.rng_counter[g] = ctr
+        keys[~isdead] = np.uint64(0xFFFFFFFFFFFFFFFF)
+        order = np.argsort(keys, axis=1, kind="stable")  # dead cards first, in random order
+        n = isdead.sum(axis=1)
+        s.deck[g, :NUM_CARDS] = order[:, ::-1]  # so the dead cards are deck[52 - n:52]
+        s.top[g] = NUM_CARDS - n
+        s.dead[g] = 0
+
+    def _end_rounds(self, s: LeastScoreState, g: np.ndarray, declared: bool, res: StepResult) -> None:
+        """L8 scoring (or the L10 cap), then L9 elimination / next deal / end of the episode."""
+        r, P = self.rules, self.num_players
+        n = g.size
+        tot = _VALUE256[s.hands[g].view(np.uint8).reshape(n, P, 8)].sum(axis=2)  # (n, P), L1
+        al = self._alive_bool[s.alive[g]]
+        if declared:  # L8
+            cur = s.cur[g].astype(np.intp)
+            is_cur = np.arange(P) == cur[:, None]
+            d = tot[np.arange(n), cur]
+            others = al & ~is_cur
+            m = np.where(others, tot, np.iinfo(np.int32).max).min(axis=1)
+            ok = d <= m if r.tie_wins else d < m
+            pts = np.where(
+                ok[:, None],
+                np.where(others, tot - d[:, None], 0),  # correct: every other player scores total - d
+                np.where(is_cur, r.penalty + (d - m)[:, None], 0),  # false: penalty + (d - m), others 0
+            ).astype(np.int32)
+        else:  # L10: everybody scores 0
+            pts = np.zeros((n, P), dtype=np.int32)
+        scores = s.scores[g].astype(np.int32) + pts
+        s.scores[g] = scores
+        res.round_over[g] = True
+        res.round_points[g] = pts
+        res.total_points[g] = scores
+        res.extra["hand_total"][g] = tot
+        if self.reward == "points":
+            res.rewards[g] = -pts  # lower points are better
+        if self.episode == "round":
+            if declared:  # round winners: fewest round points, ties share
+                best = np.where(al, pts, np.iinfo(np.int32).max).min(axis=1)
+                winners = al & (pts == best[:, None])
+                res.terminated[g] = True
+            else:
+                winners = np.zeros((n, P), dtype=bool)
+                res.truncated[g] = True
+            self._finish(s, g, winners, res)
+            return
+        if not declared and r.cap_ends_match:  # L10 in a match: the match is truncated
+            res.truncated[g] = True
+            self._finish(s, g, np.zeros((n, P), dtype=bool), res)
+            return
+        # L9: elimination (total >= threshold), then the next round or the end of the match
+        newly = al & (scores >= r.elimination_score)
+        left = al & ~newly
+        s.alive[g] = left @ self._alive_weights
+        nleft = left.sum(axis=1)
+        end = nleft <= 1
+        if end.any():
+            ge = g[end]
+            lowest = np.where(newly[end], scores[end], np.iinfo(np.int32).max).min(axis=1)
+            winners = np.where(
+                (nleft[end] == 1)[:, None], left[end], newly[end] & (scores[end] == lowest[:, None])
+            )
+            res.terminated[ge] = True
+            self._finish(s, ge, winners, res)
+        go = ~end
+        if go.any():
+            gg = g[go]
+            nxt = _NEXT[(s.alive[gg].astype(_I64) << 3) | s.first[gg]]  # the start passes left
+            self._deal(s, gg, nxt.astype(_I64))
+
+    def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult) -> None:
+        res.winners[g] = winners
+        if self.reward == "win":
+            res.rewards[g] = zero_sum_win_rewards(winners)
+        s.over[g] = True
+        s.mask[g] = 0
+
+    # ------------------------------------------------------------------ observations
+    def observe(self, state: LeastScoreState, seat) -> np.ndarray:
+        """(B, obs_size) float32, ego-centric for ``seat`` (int or (B,) array); layout in env.py."""
+        s, P = state, self.num_players
+        B = s.phase.shape[0]
+        K = self._nblocks
+        obs = np.empty((B, self.obs_size), dtype=np.float32)
+        W = np.empty((B, K), dtype=_I64)
+        alive_b = self._alive_bool[s.alive]
+        if isinstance(seat, (int, np.integer)):
+            e = int(seat)
+            ego = self._ego[e]
+            hw = np.ascontiguousarray(s.hands[:, e])
+            W[:, 5:] = s.known[:, ego[1:]]
+            opp_words = s.hands[:, ego[1:]]
+            scores = s.scores[:, ego]
+            alive = alive_b[:, ego]
+        else:
+            ar = self._bases(B)[0]
+            ego = self._ego[np.asarray(seat)]  # (B, P)
+            rows = ar[:, None]
+            hw = s.hands[ar, seat]
+            W[:, 5:] = s.known[rows, ego[:, 1:]]
+            opp_words = s.hands[rows, ego[:, 1:]]
+            scores = s.scores[rows, ego]
+            alive = alive_b[rows, ego]
+        W[:, 0] = hand_word_bits(hw)
+        W[:, 1] = s.floor_bits
+        W[:, 2] = s.pending_bits
+        W[:, 3] = s.seen
+        W[:, 4] = s.dead
+        bits = np.unpackbits(W.view(np.uint8), axis=1, bitorder="little").reshape(B, K, 64)
+        obs[:, : 52 * K].reshape(B, K, 52)[...] = bits[:, :, :52]
+        o = self._o_slots
+        obs[:, o : o + 15].reshape(B, 5, 3)[...] = _SLOT3[hw.view(np.uint8).reshape(B, 8)[:, :HAND_MAX]]
+        o = self._o_rest
+        obs[:, o : o + P - 1] = _nonpad_count(opp_words) * (1.0 / self.rules.hand_size)
+        o += P - 1
+        obs[:, o : o + P] = scores * (1.0 / self.rules.elimination_score)
+        obs[:, o + P : o + 2 * P] = alive
+        obs[:, o + 2 * P : o + 3 * P] = s.cur[:, None] == ego
+        o += 3 * P
+        obs[:, o] = s.phase
+        obs[:, o + 1] = (s.turn >= _NALIVE.take(s.alive)) & (s.phase == 0)
+        obs[:, o + 2] = (NUM_CARDS - s.top) * (1.0 / NUM_CARDS)
+        obs[:, o + 3] = s.turn * (1.0 / self.rules.max_turns)
+        return obs
+
+    def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named, decoded fields of a batch of observations ``(B, obs_size)`` (or one)."""
+        obs = np.asarray(obs, dtype=np.float32)
+        if obs.ndim == 1:
+            obs = obs[None]
+        B, P, L = obs.shape[0], self.num_players, self.obs_layout
+
+        def f(name):
+            a, b = L[name]
+            return obs[:, a:b]
+
+        def ids_of(onehot, n=5):
+            key = np.where(onehot > 0.5, _CARD_IDS, 99)
+            key.sort(axis=1)
+            key = key[:, :n]
+            return np.where(key == 99, -1, key).astype(_I64)
+
+        slots = f("hand_slots").reshape(B, 5, 3)
+        rank = np.rint(slots[:, :, 0] * 13).astype(_I64) - 1
+        suit = np.rint(slots[:, :, 1] * 4).astype(_I64) - 1
+        return {
+            "hand": np.where(rank >= 0, rank * 4 + suit, -1),
+            "hand_mask": f("hand_mask") > 0.5,
+            "floor": ids_of(f("floor")),
+            "discard": f("discard") > 0.5,
+            "seen": f("seen") > 0.5,
+            "dead": f("dead") > 0.5,
+            "opp_known": f("opp_known").reshape(B, P - 1, 52) > 0.5,
+            "opp_hand_size": np.rint(f("opp_hand_size") * self.rules.hand_size).astype(_I64),
+            "scores": np.rint(f("scores") * self.rules.elimination_score).astype(_I64),
+            "alive": f("alive") > 0.5,
+            "to_move": f("to_move") > 0.5,
+            "phase": np.rint(f("phase")[:, 0]).astype(_I64),
+            "can_declare": f("can_declare")[:, 0] > 0.5,
+            "deck_size": np.rint(f("deck_size")[:, 0] * NUM_CARDS).astype(_I64),
+            "turn": np.rint(f("turn")[:, 0] * self.rules.max_turns).astype(_I64),
+        }
+
+    # ------------------------------------------------------------------ readable state
+    def state_dict(self, state: LeastScoreState, b: int = 0) -> dict:
+        """The full state of game ``b`` (hidden cards included): for critics and debugging."""
+        s, P = state, self.num_players
+
+        def cards(word) -> list[str]:
+            return [card_str(c) for c in np.array([word], dtype=_I64).view(np.uint8) if c < NUM_CARDS]
+
+        def cardset(bits) -> list[str]:
+            v = int(bits)
+            return [card_str(c) for c in range(NUM_CARDS) if v >> c & 1]
+
+        return {
+            "hands": [cards(s.hands[b, p]) for p in range(P)],
+            "hand_totals": [int(x) for x in self.hand_totals(s.take(slice(b, b + 1)))[0]],
+            "known": [cardset(s.known[b, p]) for p in range(P)],
+            "floor": cards(s.floor[b]),
+            "discard": cards(s.pending[b]),
+            "deck": [card_str(c) for c in s.deck[b, int(s.top[b]) : NUM_CARDS]],
+            "dead": cardset(s.dead[b]),
+            "seen": cardset(s.seen[b]),
+            "scores": [int(x) for x in s.scores[b]],
+            "alive": [bool(x) for x in self._alive_bool[s.alive[b]]],
+            "current_player": int(s.cur[b]),
+            "first_player": int(s.first[b]),
+            "phase": self.phase_names[int(s.phase[b])],
+            "turn": int(s.turn[b]),
+            "round": int(s.round[b]),
+            "can_declare": bool(s.turn[b] >= _NALIVE[s.alive[b]]),
+            "over": bool(s.over[b]),
+            "legal_actions": [self.action_names[a] for a in range(NUM_ACTIONS) if int(s.mask[b]) >> a & 1],
+            "rng_key": int(s.rng_key[b]),
+            "rng_counter": int(s.rng_counter[b]),
+        }
+
+
+def _nonpad_count(words: np.ndarray) -> np.ndarray:
+    """Number of cards (non-PAD bytes) in card words."""
+    ge = ((((words | -0x7F7F7F7F7F7F7F80) - 0x3434343434343434) >> 7) & 0x0101010101)  # 1 per PAD byte in 0..4
+    return HAND_MAX - ((ge * 0x0101010101) >> 32 & 0xFF)
