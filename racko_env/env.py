@@ -1,0 +1,180 @@
+"""
+# Rack-O
+
+A draw-and-discard card game for 2–4 players: be the first to get the 10 cards of your
+rack in increasing order ("Rack-O"). The rules are ``RULES.md`` R1–R12 (cited below).
+
+| Import             | `from racko_env import env` (or `pettingzoo.make("aec", "deckgym/racko-v0")`) |
+|--------------------|-------------------------------------------------------------------------------|
+| Actions            | Discrete                                                                      |
+| Parallel API       | No (turn-based; `is_parallelizable = False`)                                  |
+| Manual Control     | No                                                                            |
+| Agents             | `agents = ['player_0', …, 'player_{P-1}']`                                    |
+| Agents             | 2–4 (`num_players`, default 2)                                                |
+| Action Shape       | (1,)                                                                          |
+| Action Values      | Discrete(13)                                                                  |
+| Observation Shape  | `{"observation": (obs_size,), "action_mask": (13,)}`; obs_size = 12P + 2N + 8 (112 for 2 players, 144 for 3, 176 for 4) |
+| Observation Values | observation in [0, 1] (scores may exceed 1 past the target); action_mask in {0, 1} |
+
+## Arguments
+
+``env(num_players=2, *, episode="round", reward="win", illegal_action="raise",
+render_mode=None, **rule_kwargs)``; ``rule_kwargs`` are the fields of
+:class:`racko_env.rules.RackoRules`: ``deck_size`` (R1), ``min_run_to_win`` (R7), ``bonus``
+(R10), ``partners`` and ``partner_bonus`` (R11), ``reshuffle`` ("shuffle"/"flip", R6),
+``max_turns`` (R9), ``target_score`` (R12). An impossible setting raises ``ValueError``
+naming the field.
+
+- ``episode="round"``: an episode is one round (R3–R9). ``"match"``: rounds until a player
+  (team) reaches ``target_score`` (R12); the next round is dealt automatically and the deal
+  passes to the left.
+- ``reward="win"``: zero-sum at the end of the episode (+1 per winner, losers share −1 each
+  in total; all zero if everybody or nobody wins). ``"points"``: each seat's round points
+  when a round ends (its team's points with partners).
+- ``illegal_action="raise"`` raises ``IllegalActionError`` (a ``ValueError``) naming the
+  legal actions; ``"terminate"`` ends the game with −1 for the offender (PettingZoo's
+  ``TerminateIllegalWrapper`` behaviour).
+
+## Turns and actions
+
+A turn is two decisions by the same agent (R4): *choose* a pile, then *place* the card.
+``agent_selection`` stays on the same agent for both.
+
+| Action | Name            | Legal in phase                 | Meaning                                                       |
+|--------|-----------------|--------------------------------|---------------------------------------------------------------|
+| 0      | `draw`          | choose                         | take the top card of the face-down draw pile (R4; R6 reshuffles an empty one) |
+| 1      | `take_discard`  | choose                         | take the top card of the discard pile (must then go into the rack) |
+| 2..11  | `slot_1`..`slot_10` | place_discard, place_drawn | put the card in hand into slot i (slot 1 = front), discard the replaced card (R5) |
+| 12     | `discard_drawn` | place_drawn                    | discard the card just drawn from the draw pile (R4)           |
+
+Phases (``core.phase_names``): 0 ``choose``, 1 ``place_discard`` (holding the former
+discard top), 2 ``place_drawn`` (holding a card drawn from the draw pile). The
+``action_mask`` holds exactly the legal actions; it is all zeros for the other agents.
+
+## Observation (layout version ``obs_version = 1``)
+
+Ego-centric: "me" is the observing agent, opponents follow in seat order after me
+(me+1, me+2, …). Cards are encoded as ``value / N`` (0 = none/unknown). Use
+``core.obs_view(obs)`` to decode a batch of observations into named integer arrays instead
+of using offsets; ``core.obs_slices`` gives the offsets. With P players, N cards,
+K = N − 10·P:
+
+| Offset         | Size       | Field (obs_view key) | Encoding                                                                 |
+|----------------|------------|----------------------|--------------------------------------------------------------------------|
+| 0              | 10         | `rack`               | my rack, slot 1 first, card / N                                          |
+| 10             | 10·(P−1)   | `opp_known`          | per opponent (seat order after me), per slot: the card if publicly known to be there (it took it from the discard pile and has not swapped it out, R5), else 0; card / N |
+| 10P            | 3          | `phase`              | one-hot: choose, place_discard, place_drawn (of the player to move)      |
+| 10P+3          | P          | `to_move`            | one-hot of the player to move, relative to me (0 = me)                   |
+| 11P+3          | 1          | `hand`               | the card I hold (0 unless I am in a place phase) / N                     |
+| 11P+4          | 1          | `discard_top`        | top of the discard pile / N (0 if empty)                                 |
+| 11P+5          | 1          | `draw_size`          | cards in the draw pile / K                                               |
+| 11P+6          | 1          | `discard_size`       | cards in the discard pile / K                                            |
+| 11P+7          | 1          | `turn`               | completed turns this round / max_turns (R9)                              |
+| 11P+8          | P          | `scores`             | match totals in ego order (team totals with partners) / target_score     |
+| 12P+8          | N          | `seen`               | card c−1: 1 if card c was face up this round (decoded as (B, N+1), index = card) |
+| 12P+8+N        | N          | `in_discard`         | card c−1: 1 if card c is in the discard pile now (decoded as (B, N+1))   |
+
+Nothing hidden is in it: never an opponent's unknown card, never a card drawn from the draw
+pile by an opponent (even once put into its rack), never the order of the draw pile.
+``env.state()`` gives the full state (every card) for critics and debugging.
+
+## Rewards and round results
+
+See ``reward`` above. When a round ends, every agent's ``info`` gets ``round_points``,
+``total_points`` (team values with partners), ``own_points`` (the seat's own R8/R10
+points), ``went_out`` (bool) and ``run_bonus`` (R10). A round that hits ``max_turns``
+(R9) is a truncation (``episode="round"``); a finished round or match is a termination.
+
+## Explicit deals
+
+``env.reset(seed=s, options={...})`` deals a given position (all keys optional):
+
+- ``"racks"``: P lists of 10 cards, slot 1 first, one per seat;
+- ``"draw_pile"``: cards on top of the draw pile, top first;
+- ``"discard_pile"``: the discard pile, bottom first, top last (at least one card);
+- ``"first_player"``: the seat that plays first (the dealer is the seat before it, R3);
+- ``"scores"``: match totals per seat (for ``episode="match"``).
+
+Unlisted cards are shuffled with the seed and dealt to the racks (if ``racks`` is absent),
+then put beneath the listed draw-pile cards; with no discard pile the top draw-pile card is
+turned up (R3). A card given twice or out of range, a rack of the wrong length, the wrong
+number of racks or an unknown key raises ``ValueError`` naming it.
+
+## Other methods
+
+``env.unwrapped.rack(agent)`` → the agent's rack (slot 1 first);
+``env.unwrapped.core`` → the batched :class:`racko_env.core.RackoCore` (same rules);
+``render()`` in ``"ansi"`` (text) or ``"rgb_array"`` (picture) mode shows every rack.
+
+## Version history
+
+- v0 (obs layout 1): first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo.utils import wrappers
+
+from deckgym.aec import CoreAECEnv
+from racko_env import render as _render
+from racko_env.core import RackoCore
+from racko_env.rules import RackoRules
+
+__all__ = ["env", "raw_env"]
+
+
+class raw_env(CoreAECEnv):
+    """Rack-O as a PettingZoo AEC env (see the module docstring)."""
+
+    metadata = {"name": "racko_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        *,
+        episode: str = "round",
+        reward: str = "win",
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+        **rule_kwargs: Any,
+    ) -> None:
+        rules = RackoRules(num_players=num_players, **rule_kwargs)
+        core = RackoCore(rules, episode=episode, reward=reward)
+        super().__init__(
+            core,
+            illegal_action=illegal_action,
+            render_mode=render_mode,
+            init_kwargs=dict(num_players=num_players, episode=episode, reward=reward, illegal_action=illegal_action,
+                             render_mode=render_mode, **rule_kwargs),
+        )
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # PettingZoo's api_test probes ``reset(options={"options": 1})`` to check the
+        # signature; that probe is not a deal. Every other unknown key raises ValueError.
+        if options is not None and set(options) == {"options"}:
+            options = None
+        super().reset(seed=seed, options=options)
+
+    def rack(self, agent: str) -> list[int]:
+        """The cards of ``agent``'s rack, slot 1 (front) first."""
+        if self.game_state is None:
+            raise RuntimeError("call reset() before rack()")
+        seat = self.agent_name_mapping[agent]
+        return np.abs(self.game_state.racks[0, seat].astype(int)).tolist()
+
+    def _render_ansi(self) -> str:
+        return _render.ansi(self.core, self.game_state, 0)
+
+    def _render_rgb(self) -> np.ndarray:
+        return _render.rgb_array(self.core, self.game_state, 0)
+
+
+def env(**kwargs: Any):
+    """Rack-O AEC env wrapped in PettingZoo's standard wrappers."""
+    e = raw_env(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
