@@ -37,6 +37,7 @@ CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
 SLOTS = 10
 BIG = 1.0e4  # "impossible" cost (finite, so sums and differences stay well defined)
 INF = 1.0e6  # unreachable DP state
+CHUNK = 256  # rows per sequence-DP sub-batch
 
 
 # --------------------------------------------------------------------------------------
@@ -390,12 +391,16 @@ def sequence_costs_reference(
     return np.minimum(cost, BIG * 10)
 
 
-PAD = 4  # card tables are padded so that lookups a little outside 0..N+1 need no clipping
+PAD = 12  # card tables are padded so that lookups up to ±PAD outside 0..N+1 need no clipping
 F32 = np.float32
 
 
 class _CardTables:
-    """Per-game lookup tables over card values for the sequence cost (float32, padded)."""
+    """Per-game cumulative tables over card values for the sequence cost.
+
+    ``A(x)`` = Σ obtainable weight of the cards ``c < x``; ``S(x)`` = Σ waiting cost of the
+    cards ``c < x`` (cards 0 and N+1, and unobtainable cards, cost ``BIG`` each).
+    """
 
     def __init__(self, avail: np.ndarray, specific_factor: float) -> None:
         B, n2 = avail.shape
@@ -404,52 +409,63 @@ class _CardTables:
         width = n2 + 2 * PAD + 1
         cum_a = np.zeros((B, width))
         cum_s = np.zeros((B, width))
-        # column PAD + 1 + x holds Σ_{c ≤ x}; below 0 it is 0, above N+1 it stays flat
         spec = np.where(avail > 0, specific_factor * self.U[:, None] / np.maximum(avail, 1e-9), BIG)
         spec[:, 0] = BIG
         spec[:, self.n + 1] = BIG
+        # column PAD + 1 + x holds Σ_{c ≤ x}; below card 0 it is 0, above N+1 it stays flat
         cum_a[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(avail, axis=1)
         cum_a[:, PAD + 1 + n2 :] = cum_a[:, PAD + n2 : PAD + 1 + n2]
         cum_s[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(spec, axis=1)
         cum_s[:, PAD + 1 + n2 :] = cum_s[:, PAD + n2 : PAD + 1 + n2]
         self.flat_a = cum_a.astype(F32).ravel()
-        self.flat_s = cum_s.ravel()  # float64: sums of BIGs minus sums of BIGs stay exact
-        self.rowbase = np.arange(B) * width + PAD + 1
+        self.flat_s = cum_s.ravel()  # float64: differences of sums of BIGs stay exact
+        self.rowbase = (np.arange(B) * width + PAD)[:, None]
 
-    def _at(self, flat: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Σ over cards ≤ x - 1 ... precisely: the cumulative table at column x (x ≥ -PAD)."""
-        return flat[self.rowbase.reshape((self.B,) + (1,) * (x.ndim - 1)) + (x - 1)]
-
-    def fill(self, a: np.ndarray, b: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """Turns to fill k free slots with obtainable cards strictly between a and b."""
-        m = self._at(self.flat_a, b) - self._at(self.flat_a, a + 1)  # Σ_{a < c < b}
-        room = m - k + F32(0.5)
-        ok = (a < b) & (room > 0)
-        U = self.U.reshape((self.B,) + (1,) * (m.ndim - 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = U * np.log((m + F32(0.5)) / np.maximum(room, F32(1e-6)))
-        return np.where(ok, c, F32(BIG))
-
-    def given(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Turns to wait for each of the given cards lo..hi (inclusive)."""
-        bad = (lo < 1) | (hi > self.n)
-        return np.where(bad, BIG, self._at(self.flat_s, hi + 1) - self._at(self.flat_s, lo)).astype(F32)
+    def side(self, values: np.ndarray, offsets: range, cols: np.ndarray | None) -> "_Side":
+        """Lookups A(v + o), S(v + o) for values (B, V) at the given offsets, then columns ``cols``."""
+        return _Side(self, values, offsets, cols)
 
 
-def _transitions(tab: _CardTables, vi: np.ndarray, vj: np.ndarray, k: np.ndarray, real_i: np.ndarray,
+class _Side:
+    """One end of a batch of pairs: its values and the table lookups around them."""
+
+    def __init__(self, tab: _CardTables, values: np.ndarray, offsets: range, cols: np.ndarray | None) -> None:
+        idx = tab.rowbase + values  # (B, V): column of A(v) is v + PAD (Σ_{c < v})
+        pick = (lambda a: a[:, cols]) if cols is not None else (lambda a: a)
+        self.v = pick(values)
+        self.A = {o: pick(tab.flat_a[idx + o]) for o in offsets}
+        self.S = {o: pick(tab.flat_s[idx + o]) for o in offsets}
+
+
+def _transitions(tab: _CardTables, si: _Side, sj: _Side, k: np.ndarray, real_i: np.ndarray,
                  real_j: np.ndarray, R: int) -> np.ndarray:
     """Min-plus transition matrices (S, S, B, M) between two kept positions (see sequence_costs).
 
-    ``vi < vj`` (B, M) are the kept values, ``k`` (M,) the free slots between them,
-    ``real_i``/``real_j`` (M,) False for the sentinels. State σ < R−1: the current kept run
-    has σ+1 cards (no run yet); state R−1: the R7 run is already secured.
+    ``si.v < sj.v`` are the kept values (broadcasting to (B, M)), ``k`` (M,) the free slots
+    between them, ``real_i``/``real_j`` (M,) False for the sentinels. State σ < R−1: the
+    current kept run has σ+1 cards (no run yet); state R−1: the R7 run is already secured.
     """
+    vi, vj = si.v, sj.v
+    B = tab.B
+    M = k.shape[0]
     S = R
     done = S - 1
-    B, M = vi.shape
     inf = F32(INF)
+    U = tab.U[:, None]
+
+    def fill(m: np.ndarray, ok: np.ndarray, kf: np.ndarray) -> np.ndarray:
+        """Turns to fill kf free slots from obtainable weight m (ok: the bounds are increasing)."""
+        room = m - kf + F32(0.5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = U * np.log((m + F32(0.5)) / room)
+        return np.where(ok & (room > 0), c, F32(BIG))
+
+    def given(hi_side: _Side, hi_o: int, lo_side: _Side, lo_o: int) -> np.ndarray:
+        """Waiting cost of the cards lo .. hi - 1 (as S(hi) − S(lo))."""
+        return (hi_side.S[hi_o] - lo_side.S[lo_o]).astype(F32)
+
     T = np.full((S, S, B, M), inf, dtype=F32)
-    gen = tab.fill(vi, vj, k)
+    gen = fill(sj.A[0] - si.A[1], vi < vj, k)
     if S == 1:
         T[0, 0] = gen
         return T
@@ -462,8 +478,8 @@ def _transitions(tab: _CardTables, vi: np.ndarray, vj: np.ndarray, k: np.ndarray
         t = min(s + 1, done)
         np.minimum(T[s, t], kept, out=T[s, t])  # kept consecutive neighbours extend it
     for d in range(1, R):  # given cards vj-d .. vj-1 just before j: a run of d+1 at j
-        lo = vj - d
-        c = np.where(real_j & (k >= d), tab.fill(vi, lo, k - d) + tab.given(lo, vj - 1), inf)
+        c = fill(sj.A[-d] - si.A[1], vi < vj - d, k - d) + given(sj, 0, sj, -d)
+        c = np.where(real_j & (k >= d), c, inf)
         t = min(d, done)
         for s in range(done):
             np.minimum(T[s, t], c, out=T[s, t])
@@ -471,12 +487,12 @@ def _transitions(tab: _CardTables, vi: np.ndarray, vj: np.ndarray, k: np.ndarray
     for s in range(done):  # given cards vi+1 .. vi+e right after a kept run of L = s+1
         L = s + 1
         e = R - L
-        hi = vi + e
-        c = np.where(real_i & (k >= e), tab.given(vi + 1, hi) + tab.fill(hi, vj, k - e), inf)
+        c = given(si, e + 1, si, 1) + fill(sj.A[0] - si.A[e + 1], vi + e < vj, k - e)
+        c = np.where(real_i & (k >= e), c, inf)
         np.minimum(T[s, done], c, out=T[s, done])
         for kk in range(1, e):  # bridge: the kk free slots get vi+1..vi+kk and vj = vi+kk+1
             ok = real_i & real_j & (k == kk) & (vj == vi + kk + 1)
-            c2 = np.where(ok, tab.given(vi + 1, vi + kk), inf)
+            c2 = np.where(ok, given(si, kk + 1, si, 1), inf)
             t = min(L + kk, done)
             np.minimum(T[s, t], c2, out=T[s, t])
     return T
@@ -529,14 +545,18 @@ def sequence_costs(
     card = np.asarray(card, dtype=np.int64)
     B = rack.shape[0]
     n = avail.shape[1] - 2
-    tab = _CardTables(avail, p["specific_factor"])
     R = int(min_run) if min_run > 1 else 1
+    if R > PAD - 2:
+        raise ValueError(f"min_run_to_win up to {PAD - 2} is supported, got {min_run}")
+    tab = _CardTables(avail, p["specific_factor"])
     S, done = R, R - 1
     V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
+    lo_offsets, hi_offsets = range(1, R + 1), range(-(R - 1), 1)
+    x = card[:, None]
 
     # every pair i < j of the unchanged rack: T[σ, τ] (S, S, B, M); state axes lead so
     # that minima over states are elementwise and minima over pairs run on the last axis
-    T = _transitions(tab, V[:, _PI], V[:, _PJ], _PK, _REAL[_PI], _REAL[_PJ], R)
+    T = _transitions(tab, tab.side(V, lo_offsets, _PI), tab.side(V, hi_offsets, _PJ), _PK, _REAL[_PI], _REAL[_PJ], R)
     F = np.full((S, B, _P), INF, dtype=F32)  # F[τ, b, j]: cheapest plan keeping j, in state τ
     F[0, :, 0] = 0.0
     for j in range(1, _P):
@@ -556,12 +576,12 @@ def sequence_costs(
     skip = np.where(_STRADDLE[None], H[:, None, :], F32(INF)).min(axis=2)  # (B, 10)
 
     # plans that keep the new card at slot p
-    x = np.broadcast_to(card[:, None], (B, len(_II)))
-    T_in = _transitions(tab, V[:, _II], x, _IP - _II - 1, _REAL[_II], np.ones(len(_II), bool), R)
+    one = np.ones(len(_II), bool)
+    T_in = _transitions(tab, tab.side(V, lo_offsets, _II), tab.side(x, hi_offsets, None), _IP - _II - 1, _REAL[_II], one, R)
     a = np.minimum.reduce(F[:, None][..., _II] + T_in, axis=0)  # (S τ, B, pairs)
     A = np.minimum.reduceat(a, _II_START, axis=2)  # (S, B, 10): best to reach p in state τ
-    x = np.broadcast_to(card[:, None], (B, len(_OP)))
-    T_out = _transitions(tab, x, V[:, _OJ], _OJ - _OP - 1, np.ones(len(_OP), bool), _REAL[_OJ], R)
+    one = np.ones(len(_OP), bool)
+    T_out = _transitions(tab, tab.side(x, lo_offsets, None), tab.side(V, hi_offsets, _OJ), _OJ - _OP - 1, one, _REAL[_OJ], R)
     b = np.minimum.reduce(T_out + G[None][..., _OJ], axis=1)  # (S σ, B, pairs)
     Bk = np.minimum.reduceat(b, _OP_START, axis=2)  # (S, B, 10): best from p in state σ
     through = np.minimum.reduce(A + Bk, axis=0)
@@ -593,7 +613,10 @@ def sequence_decide(
     card = np.where(phase == CHOOSE, top, hand)
     cands = candidate_racks(rack, card)
     avail = _availability(view, rack, n, p["discard_weight"])
-    cost = sequence_costs(rack, card, avail, min_run, bonus, p)
+    cost = np.empty((B, SLOTS + 1))
+    for start in range(0, B, CHUNK):  # sub-batches keep the DP's temporaries in cache
+        sl = slice(start, start + CHUNK)
+        cost[sl] = sequence_costs(rack[sl], card[sl], avail[sl], min_run, bonus, p)
     win = goes_out(cands[:, 1:], min_run)
     cost[:, 1:] = np.where(win, -BIG, cost[:, 1:])
     if rng is not None:
