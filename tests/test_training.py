@@ -1,0 +1,296 @@
+"""The training side: CoreVecEnv, derived features, PPOAgent and its model files."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
+
+from agents.ppo import ModelMismatchError, PPOAgent, model_metadata, read_metadata, save_model, update_metadata  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from deckgym.registration import game as game_entry  # noqa: E402
+from training.arena import evaluate  # noqa: E402
+from training.vec_env import CoreVecEnv, features_module  # noqa: E402
+
+torch.set_num_threads(1)
+GAMES = [("racko", 2), ("racko", 4), ("leastscore", 4)]
+
+
+def random_legal(rng, masks):
+    return np.argmax(rng.random(masks.shape) * masks, axis=1)
+
+
+@pytest.mark.parametrize("game,players", GAMES)
+def test_vec_env_shapes_masks_and_learner_to_move(game, players):
+    env = CoreVecEnv(game, num_envs=16, opponents=["random"], players=players, seed=3)
+    core = env.core
+    nf = features_module(game).num_features(core)
+    obs = env.reset()
+    assert obs.shape == (16, core.obs_size + nf) and obs.dtype == np.float32
+    assert env.observation_space.shape == (core.obs_size + nf,)
+    assert env.action_space.n == core.num_actions
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        # the learner is to move in every game, and faces exactly the core's legal mask
+        assert (core.current_player(env.state) == env.learner_seat).all()
+        masks = env.action_masks()
+        assert masks.shape == (16, core.num_actions) and masks.dtype == bool
+        assert (masks == core.legal_action_mask(env.state)).all()
+        assert masks.any(axis=1).all()
+        # the observation is the learner's own (plus features)
+        np.testing.assert_array_equal(obs[:, : core.obs_size], core.observe(env.state, env.learner_seat))
+        assert env.observation_space.contains(obs[0])
+        obs, rew, done, infos = env.step(random_legal(rng, masks))
+        assert rew.shape == (16,) and done.shape == (16,) and len(infos) == 16
+
+
+def test_get_action_masks_is_one_call_and_sb3_sanity():
+    env = CoreVecEnv("racko", num_envs=8, opponents=["random"], seed=0)
+    obs = env.reset()
+    m = get_action_masks(env)  # what MaskablePPO calls
+    assert m.shape == (8, 13)
+    assert (m == env.action_masks()).all()
+    assert env.has_attr("action_masks")
+    assert env.env_is_wrapped(object) == [False] * 8
+    assert isinstance(env.get_attr("num_players"), list)
+    with pytest.raises(ValueError, match="illegal learner action"):
+        bad = np.where(m[:, 0], 2, 0)  # slot_1 in the choose phase / draw in a place phase
+        env.step(bad)
+    assert obs.shape[0] == 8
+
+
+def test_auto_reset_terminal_observation_and_episode_info():
+    env = CoreVecEnv("racko", num_envs=32, opponents=["racko:bucket"], seed=5)
+    env.reset()
+    rng = np.random.default_rng(1)
+    finished = []
+    for _ in range(400):
+        obs, rew, done, infos = env.step(random_legal(rng, env.action_masks()))
+        for i in np.flatnonzero(done):
+            info = infos[i]
+            assert info["terminal_observation"].shape == obs[i].shape
+            assert set(info["episode"]) == {"r", "l", "t"} and info["episode"]["l"] >= 1
+            assert info["won"] in (0.0, 0.5, 1.0) or 0 <= info["won"] <= 1
+            assert rew[i] == pytest.approx(info["episode"]["r"])  # win reward arrives at the end
+            assert info["opponent"] == "racko:bucket"
+            finished.append(info)
+        assert not rew[~done].any()  # no shaping: only the win reward, at the end
+        # after the auto-reset the learner is again to move in a fresh game
+        assert (env.core.current_player(env.state) == env.learner_seat).all()
+        if len(finished) > 20:
+            break
+    assert len(finished) > 20
+    assert any(i["won"] == 1.0 for i in finished) or any(i["won"] == 0.0 for i in finished)
+    rewards = {i["episode"]["r"] for i in finished}
+    assert rewards <= {-1.0, 0.0, 1.0}
+
+
+def test_reproducible_with_seed():
+    def run(seed):
+        env = CoreVecEnv("racko", num_envs=8, opponents=["random", "racko:bucket"], seed=seed, shaping=0.2)
+        out = [env.reset()]
+        rng = np.random.default_rng(0)
+        rews = []
+        for _ in range(50):
+            obs, rew, done, _ = env.step(random_legal(rng, env.action_masks()))
+            out.append(obs)
+            rews.append(rew)
+        return np.stack(out), np.stack(rews), env.learner_seat.copy()
+
+    a, ra, sa = run(11)
+    b, rb, sb = run(11)
+    c, _, _ = run(12)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ra, rb)
+    np.testing.assert_array_equal(sa, sb)
+    assert not np.array_equal(a, c)
+
+
+def test_shaping_rewards_progress():
+    env = CoreVecEnv("racko", num_envs=16, opponents=["random"], seed=2, shaping=1.0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    shaped = []
+    for _ in range(40):
+        _, rew, done, _ = env.step(random_legal(rng, env.action_masks()))
+        shaped.append(rew[~done])
+    shaped = np.concatenate(shaped)
+    assert (shaped != 0).any()
+    assert np.all(np.abs(np.round(shaped * 10) - shaped * 10) < 1e-4)  # LIS changes in steps of 1/10
+
+
+def test_opponents_mixed_per_game_and_pool_changes():
+    env = CoreVecEnv("racko", num_envs=64, opponents=["random", "racko:bucket"], opponent_weights=[1, 3], seed=0)
+    env.reset()
+    share = (env.opp_of == 1).mean()
+    assert 0.5 < share < 0.95
+    k = env.add_opponent("racko:ranges", weight=0.0)
+    env.set_opponent_weights([0, 0, 1])
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        _, _, done, infos = env.step(random_legal(rng, env.action_masks()))
+        if done.any():
+            break
+    assert (env.opp_of[done] == k).all()
+    with pytest.raises(ValueError):
+        env.set_opponent_weights([1, 2])
+
+
+# -- features ----------------------------------------------------------------------------
+@pytest.mark.parametrize("game,players", GAMES)
+def test_features_shape_and_only_observation(game, players):
+    entry = game_entry(game)
+    core = entry.make_core(entry.make_rules(num_players=players))
+    fm = features_module(game)
+    st = core.init(64, 0)
+    obs = core.observe(st, core.current_player(st))
+    f = fm.derived_features(core, obs)
+    assert f.shape == (64, fm.num_features(core)) and f.dtype == np.float32
+    assert isinstance(fm.FEATURES_VERSION, int)
+    low, high = fm.feature_bounds(core)
+    assert (f >= low).all() and (f <= high).all()
+    # a pure function of the observation: same observation, same features
+    np.testing.assert_array_equal(f, fm.derived_features(core, obs.copy()))
+    # and it cannot see hidden cards: permuting what the player cannot see changes nothing
+    if game == "racko":
+        st2 = st.copy()
+        me = core.current_player(st)
+        other = (me + 1) % players
+        rows = np.arange(64)
+        hidden = st2.racks[rows, other]  # positive = unknown to others
+        st2.racks[rows, other] = np.where(hidden > 0, hidden[:, ::-1], hidden)  # shuffle hidden cards
+        obs2 = core.observe(st2, me)
+        np.testing.assert_array_equal(obs, obs2)
+        np.testing.assert_array_equal(f, fm.derived_features(core, obs2))
+
+
+def test_racko_features_semantics():
+    from racko_env.features import FEATURE_NAMES, derived_features, lis_length
+
+    core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
+    rack = [1, 2, 3, 10, 14, 18, 22, 26, 30, 5]
+    st = core.deal(0, {"racks": [rack, [4, 6, 7, 8, 9, 11, 12, 13, 15, 16]], "discard_pile": [34], "first_player": 0})
+    obs = core.observe(st, 0)
+    f = derived_features(core, obs)[0]
+    col = {n: i for i, n in enumerate(FEATURE_NAMES)}
+    assert f[col["disc_goes_out_10"]] == 1.0  # 34 in slot 10: increasing, with the run 1-2-3 (R7)
+    assert f[[col[f"disc_goes_out_{i}"] for i in range(1, 10)]].sum() == 0
+    assert f[col["disc_lis_gain_10"]] == pytest.approx(0.1)
+    assert f[col["rack_lis"]] == pytest.approx(0.9)
+    assert f[col["rack_longest_run"]] == pytest.approx(0.3)
+    assert f[col["rack_prefix"]] == pytest.approx(0.9)
+    assert f[col["hand_best_lis_gain"]] == 0.0  # no card in hand in the choose phase
+    assert lis_length(np.array([[5, 9, 13, 24, 25, 32, 4, 35, 42, 55]]))[0] == 9
+
+
+# -- PPO agent and model files -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    env = CoreVecEnv("racko", num_envs=8, opponents=["random"], seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [32, 32]})
+    model.learn(256)
+    path = str(tmp_path_factory.mktemp("models") / "tiny.zip")
+    meta = model_metadata(env.core, "racko", features=True, train_config={"test": True})
+    save_model(model, path, meta)
+    return path, model
+
+
+def test_tiny_training_saves_and_plays_legal_in_arena(tiny_model):
+    path, model = tiny_model
+    meta = read_metadata(path)
+    assert meta["game"] == "racko" and meta["features"] and meta["obs_version"] >= 1
+    rep = evaluate("racko", [f"ppo:{path}", "random"], deals=20, seed=0)  # raises on an illegal action
+    assert [a.games for a in rep.agents] == [40, 40]  # 20 deals x 2 seatings
+    core = game_entry("racko").make_core(game_entry("racko").make_rules())
+    agent = make_agent(f"ppo:{path}", core, seed=0, game="racko")
+    st = core.init(32, 1)
+    for _ in range(30):
+        obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+        a = agent.act(obs, masks)
+        assert masks[np.arange(32), a].all()
+        res = core.step(st, a)
+        core.reset_where(st, res.terminated | res.truncated)
+    # deterministic agent = the policy's masked argmax, as SB3 predicts it
+    obs = core.observe(st, core.current_player(st))
+    masks = core.legal_action_mask(st)
+    pred, _ = model.predict(agent.inputs(obs), action_masks=masks, deterministic=True)
+    np.testing.assert_array_equal(agent.act(obs, masks), pred)
+    sampler = PPOAgent(core, path=path, seed=3, deterministic=False)
+    s = sampler.act(obs, masks)
+    assert masks[np.arange(32), s].all()
+
+
+def test_model_metadata_mismatch_errors(tiny_model, tmp_path):
+    path, _ = tiny_model
+    entry = game_entry("racko")
+    with pytest.raises(ModelMismatchError, match="rules"):
+        PPOAgent(entry.make_core(entry.make_rules(num_players=3)), path=path)
+    with pytest.raises(ModelMismatchError, match="rules"):
+        PPOAgent(entry.make_core(entry.make_rules(num_players=2, bonus=True)), path=path)
+    ls = game_entry("leastscore")
+    with pytest.raises(ModelMismatchError, match="game"):
+        make_agent(f"ppo:{path}", ls.make_core(ls.make_rules()), game="leastscore")
+    core = entry.make_core(entry.make_rules())
+    for field, value, msg in (("obs_version", 999, "obs_version"), ("features_version", 999, "features version")):
+        other = str(tmp_path / f"{field}.zip")
+        with open(path, "rb") as src, open(other, "wb") as dst:
+            dst.write(src.read())
+        meta = read_metadata(other)
+        meta[field] = value
+        update_metadata(other, meta)
+        with pytest.raises(ModelMismatchError, match=msg):
+            PPOAgent(core, path=other)
+
+
+def test_corrupt_and_foreign_model_files(tiny_model, tmp_path):
+    path, model = tiny_model
+    core = game_entry("racko").make_core(game_entry("racko").make_rules())
+    garbage = tmp_path / "garbage.zip"
+    garbage.write_bytes(b"this is not a model" * 50)
+    with pytest.raises(ValueError, match="not a deckgym PPO model"):
+        PPOAgent(core, path=str(garbage))
+    data = open(path, "rb").read()
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="corrupt|not a deckgym"):
+        PPOAgent(core, path=str(truncated))
+    plain = str(tmp_path / "plain.zip")
+    model.save(plain)  # plain SB3: no metadata
+    with pytest.raises(ValueError, match="no deckgym_meta.json"):
+        PPOAgent(core, path=plain)
+    damaged = str(tmp_path / "damaged.zip")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(damaged, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            dst.writestr(item, b"\x00" * 64 if item.filename == "policy.pth" else body)
+    with pytest.raises(ValueError, match="corrupt"):
+        PPOAgent(core, path=damaged)
+    with pytest.raises(FileNotFoundError):
+        PPOAgent(core, path=str(tmp_path / "missing.zip"))
+    json.dumps(read_metadata(path))  # metadata is plain JSON
+
+
+def test_snapshot_agent_is_frozen(tiny_model):
+    path, model = tiny_model
+    core = game_entry("racko").make_core(game_entry("racko").make_rules())
+    meta = read_metadata(path)
+    snap = PPOAgent.snapshot(core, model.policy, meta, deterministic=True)
+    st = core.init(16, 0)
+    obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+    before = snap.logits(obs)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.add_(1.0)
+    np.testing.assert_array_equal(before, snap.logits(obs))
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.sub_(1.0)
