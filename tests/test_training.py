@@ -294,3 +294,23 @@ def test_snapshot_agent_is_frozen(tiny_model):
     with torch.no_grad():
         for p in model.policy.parameters():
             p.sub_(1.0)
+
+
+def test_train_script_end_to_end(tmp_path):
+    """`deckgym train` in miniature: league, arena evaluation, checkpoint, model with metadata."""
+    from training import train
+
+    out = str(tmp_path / "m.zip")
+    summary = train.main(["racko", "--players", "2", "--total-steps", "512", "--num-envs", "8", "--n-steps", "32",
+                          "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "random=1,racko:bucket=1",
+                          "--eval-every", "256", "--eval-deals", "4", "--eval-against", "random", "--final-deals", "6",
+                          "--league-window", "1", "--league-threshold", "0", "--runs", str(tmp_path / "runs"),
+                          "--out", out, "--quiet", "--seed", "3", "--shaping", "0.1"])
+    assert summary["steps"] >= 512
+    meta = read_metadata(out)
+    assert meta["arena"]["random"]["games"] == 12 and meta["train_config"]["shaping"] == 0.1
+    assert meta["rules"]["num_players"] == 2
+    run_dir = tmp_path / "runs" / summary["run"]
+    assert summary["run"].startswith("racko__ppo__3__")
+    assert (run_dir / "config.json").exists() and list((run_dir / "checkpoints").glob("step_*.zip"))
+    assert list(run_dir.glob("events.out.tfevents.*"))

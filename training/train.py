@@ -190,10 +190,12 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             return list(base_weights)
         return list(base_weights * (1 - args.snapshot_weight)) + [args.snapshot_weight / n_snap] * n_snap
 
+    arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
+
     def arena(path: str, deals: int) -> dict[str, Any]:
         results = {}
         for opp in eval_against:
-            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=rules_kwargs)
+            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules)
             a = next(x for x in rep.agents if x.name.startswith("ppo:"))
             results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
                             "mean_points": a.mean_points, "deals": deals}
