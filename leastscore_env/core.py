@@ -68,6 +68,7 @@ class LeastScoreState(BatchState):
     ============= ============= ============================================================
     hands         (B,P) int64   each seat's hand as a card word: byte i = i-th card id in
                                 canonical order, PAD (52) after the last card
+    hand_bits     (B,P) int64   52-bit set of the cards of each hand (the same cards)
     legal         (B,P) int64   bit a set: discard action a is legal (L5) for that hand
     known         (B,P) int64   52-bit set of the cards each seat is publicly known to
                                 hold (taken from the floor and not discarded since)
@@ -100,6 +101,7 @@ class LeastScoreState(BatchState):
     """
 
     hands: np.ndarray
+    hand_bits: np.ndarray
     legal: np.ndarray
     known: np.ndarray
     floor: np.ndarray
@@ -388,6 +390,7 @@ class LeastScoreCore:
         P = self.num_players
         return LeastScoreState(
             hands=np.full((B, P), PAD_WORD, dtype=_I64),
+            hand_bits=np.zeros((B, P), dtype=_I64),
             legal=np.zeros((B, P), dtype=_I64),
             known=np.zeros((B, P), dtype=_I64),
             floor=np.full(B, PAD_WORD, dtype=_I64),
@@ -457,6 +460,7 @@ class LeastScoreCore:
         cards.sort(axis=2)
         hands = _words_of(np.where(al[:, :, None], cards, PAD))
         s.hands[g] = hands
+        s.hand_bits[g] = hand_word_bits(hands)
         s.legal[g] = self._legal_of(hands)
         base = al.sum(axis=1) * hs
         s.deck[g, :NUM_CARDS] = perm
@@ -558,6 +562,7 @@ class LeastScoreCore:
             floor, deck = [deck[0]], deck[1:]
         floor = sorted(floor)
         s.hands[0] = [_words_of(np.array(h, dtype=np.uint8)) for h in hands]
+        s.hand_bits[0] = hand_word_bits(s.hands[0])
         s.legal[0] = self._legal_of(s.hands[0])
         s.floor[0] = _words_of(np.array(floor, dtype=np.uint8))
         s.floor_sel[0] = (1 << len(floor)) - 1
@@ -638,7 +643,7 @@ class LeastScoreCore:
         else:
             cur, floor_sel = s.cur[ix], s.floor_sel[ix]
             rows = arP[ix] + cur
-        hands, known = s.hands.reshape(-1), s.known.reshape(-1)
+        hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
         w = hands.take(rows)
         sel = a + 1
         # kept cards: clear the discarded bytes, compact them down, refill with PAD
@@ -652,7 +657,9 @@ class LeastScoreCore:
         hands[rows] = x | _PAD_FILL.take(sel)
         d = (w & _DISC_M.take(sel)) | _DISC_PAD.take(sel)  # the discards, at their slots
         dm = _BITS16.take(d & 0xFFFF) | _BITS16.take((d >> 16) & 0xFFFF) | _BIT.take((d >> 32) & 0xFF)
-        known[rows] = known.take(rows) & ~dm  # discarded cards are no longer known to be held
+        ndm = ~dm
+        hbits[rows] = hbits.take(rows) & ndm
+        known[rows] = known.take(rows) & ndm  # discarded cards are no longer known to be held
         if ix is None:
             s.seen |= dm  # discards are face up
             s.pending[:] = d
@@ -686,8 +693,9 @@ class LeastScoreCore:
         rows = g(arP) + cur
         fc = (g(s.floor) >> _FLOOR_SHIFT.take((g(s.floor_sel) << 3) | ((a - TAKE_FLOOR) & 7))) & 0xFF
         c = np.where(from_deck, s.deck.reshape(-1).take(g(ar53) + top), fc)
-        hands, known = s.hands.reshape(-1), s.known.reshape(-1)
+        hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
         w = hands.take(rows)
+        hbits[rows] = hbits.take(rows) | _BIT.take(c)
         # sorted insertion of c into the hand word (SWAR): bytes >= c move up one byte
         cK = c * 0x0101010101010101
         ge = (((w | -0x7F7F7F7F7F7F7F80) - cK) >> 7) & 0x0101010101010101  # 1 in bytes >= c
@@ -827,8 +835,9 @@ class LeastScoreCore:
             e = int(seat)
             ego = self._ego[e]
             hw = np.ascontiguousarray(s.hands[:, e])
+            W[:, 0] = s.hand_bits[:, e]
             W[:, 5:] = s.known[:, ego[1:]]
-            opp_words = s.hands[:, ego[1:]]
+            opp_bits = s.hand_bits[:, ego[1:]]
             scores = s.scores[:, ego]
             alive = alive_b[:, ego]
         else:
@@ -836,11 +845,11 @@ class LeastScoreCore:
             ego = self._ego[np.asarray(seat)]  # (B, P)
             rows = ar[:, None]
             hw = s.hands[ar, seat]
+            W[:, 0] = s.hand_bits[ar, seat]
             W[:, 5:] = s.known[rows, ego[:, 1:]]
-            opp_words = s.hands[rows, ego[:, 1:]]
+            opp_bits = s.hand_bits[rows, ego[:, 1:]]
             scores = s.scores[rows, ego]
             alive = alive_b[rows, ego]
-        W[:, 0] = hand_word_bits(hw)
         W[:, 1] = s.floor_bits
         W[:, 2] = s.pending_bits
         W[:, 3] = s.seen
@@ -850,7 +859,7 @@ class LeastScoreCore:
         o = self._o_slots
         obs[:, o : o + 15].reshape(B, 5, 3)[...] = _SLOT3[hw.view(np.uint8).reshape(B, 8)[:, :HAND_MAX]]
         o = self._o_rest
-        obs[:, o : o + P - 1] = _nonpad_count(opp_words) * (1.0 / self.rules.hand_size)
+        obs[:, o : o + P - 1] = np.bitwise_count(opp_bits) * (1.0 / self.rules.hand_size)
         o += P - 1
         obs[:, o : o + P] = scores * (1.0 / self.rules.elimination_score)
         obs[:, o + P : o + 2 * P] = alive
@@ -934,9 +943,3 @@ class LeastScoreCore:
             "rng_key": int(s.rng_key[b]),
             "rng_counter": int(s.rng_counter[b]),
         }
-
-
-def _nonpad_count(words: np.ndarray) -> np.ndarray:
-    """Number of cards (non-PAD bytes) in card words."""
-    ge = ((((words | -0x7F7F7F7F7F7F7F80) - 0x3434343434343434) >> 7) & 0x0101010101)  # 1 per PAD byte in 0..4
-    return HAND_MAX - ((ge * 0x0101010101) >> 32 & 0xFF)

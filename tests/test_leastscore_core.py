@@ -48,6 +48,8 @@ def check_invariants(core, s):
             if a and not s.over[b]:  # discarded its whole hand holds no card (until it draws)
                 assert len(h) >= 1 or (p == s.cur[b] and s.phase[b] == 1 and len(loc["pending"]) >= 1)
         assert int(s.floor_bits[b]) == sum(1 << c for c in loc["floor"])
+        for p in range(P):
+            assert int(s.hand_bits[b, p]) == sum(1 << c for c in loc["hands"][p])
         if not s.over[b]:
             assert mask[b].any(), "the player to move always has a legal action"
             assert alive[int(s.cur[b])]
@@ -207,7 +209,7 @@ def test_state_is_small_and_fixed_size():
     for players in (2, 4, 8):
         core = make(players)
         s = core.init(3, seed=0)
-        assert s.nbytes_per_game() <= 200 + 24 * players
+        assert s.nbytes_per_game() <= 200 + 40 * players
         for _ in range(30):
             core.step(s, np.argmax(core.legal_action_mask(s), axis=1))
             assert all(getattr(s, f).shape[0] == 3 for f in s.__dataclass_fields__)
