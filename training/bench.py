@@ -47,7 +47,7 @@ def bench_core(core: Any, batch: int, seconds: float, observe: bool, seed: int =
             mask = core.legal_action_mask(state)
             if observe:
                 core.observe(state, core.current_player(state))
-            rng.random(out=noise)
+            rng.random(dtype=np.float32, out=noise)
             actions = np.argmax(noise * mask, axis=1)  # uniform over legal actions
             res = core.step(state, actions)
             done = res.terminated | res.truncated
