@@ -5,9 +5,10 @@ contract (:mod:`deckgym.core`), the one PettingZoo adapter (:mod:`deckgym.aec`) 
 registration list (:mod:`deckgym.registration`).
 """
 
-from deckgym.registration import GAMES, game, register_all
+from deckgym.registration import GAMES, game, register_all, register_gymnasium
 
 __version__ = "0.1.0"
-__all__ = ["GAMES", "game", "register_all", "__version__"]
+__all__ = ["GAMES", "game", "register_all", "register_gymnasium", "__version__"]
 
 register_all()
+register_gymnasium()

@@ -3,7 +3,9 @@
 Entries name modules by string so importing ``deckgym`` never imports a game (games
 import ``deckgym``, not the other way round). ``register_all()`` adds the games to
 PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has one;
-``deckgym/__init__`` calls it.
+``register_gymnasium()`` adds the single-agent views to Gymnasium's
+(``deckgym/RackO-v0``, entry point ``training.gym_env:DeckGymEnv``, imported only by
+``gymnasium.make``); ``deckgym/__init__`` calls both through ``register_all()``.
 """
 
 from __future__ import annotations
@@ -61,3 +63,19 @@ def register_all() -> None:
     for g in GAMES.values():
         if g.pettingzoo_id not in aec_registry:
             register("aec", g.pettingzoo_id, entry_point=f"{g.module}:env")
+
+
+def register_gymnasium() -> None:
+    """Register every game's single-agent view with Gymnasium; idempotent.
+
+    ``gymnasium.make(g.gymnasium_id, num_players=..., opponents=[...])`` builds
+    ``training.gym_env.DeckGymEnv(game=g.name, ...)``; the entry point is a string, so
+    nothing of ``training``/``agents`` is imported until an env is made.
+    """
+    try:
+        import gymnasium
+    except ImportError:
+        return
+    for g in GAMES.values():
+        if g.gymnasium_id not in gymnasium.registry:
+            gymnasium.register(id=g.gymnasium_id, entry_point="training.gym_env:DeckGymEnv", kwargs={"game": g.name})

@@ -1,0 +1,242 @@
+"""The single-agent Gymnasium views (``training.gym_env``, ids ``deckgym/RackO-v0`` and
+``deckgym/LeastScore-v0``): the checkers, ``gymnasium.make`` with opponents, masks, seeding,
+illegal actions, rendering and a few MaskablePPO steps."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import subprocess
+import sys
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+
+import deckgym
+from deckgym.registration import GAMES
+from training.gym_env import DeckGymEnv
+
+CASES = {
+    "racko": ("deckgym/RackO-v0", dict(num_players=2, opponents=["racko:sequence"])),
+    "leastscore": ("deckgym/LeastScore-v0", dict(num_players=4, opponents=["leastscore:counting"])),
+}
+
+
+def make(game: str, **kw):
+    gid, base = CASES[game]
+    return gymnasium.make(gid, **{**base, **kw})
+
+
+def play_episode(env, seed=None, rng=None, max_steps=5000):
+    """Random legal play to the episode end; returns the list of (obs, reward, term, trunc)."""
+    rng = rng or np.random.default_rng(0)
+    obs, info = env.reset(seed=seed)
+    out = [(obs, 0.0, False, False)]
+    for _ in range(max_steps):
+        mask = env.unwrapped.action_masks()
+        assert mask.any() and np.array_equal(mask, info["action_mask"].astype(bool))
+        a = int(rng.choice(np.flatnonzero(mask)))
+        obs, r, term, trunc, info = env.step(a)
+        assert obs.dtype == np.float32 and obs in env.observation_space
+        out.append((obs, r, term, trunc))
+        if term or trunc:
+            return out, info
+    raise AssertionError("episode did not end")
+
+
+def test_ids_registered_and_importing_deckgym_stays_light():
+    for g in GAMES.values():
+        assert g.gymnasium_id in gymnasium.registry
+        assert gymnasium.registry[g.gymnasium_id].entry_point == "training.gym_env:DeckGymEnv"
+    deckgym.register_gymnasium()  # idempotent: no error, no duplicate
+    code = "import sys, deckgym, gymnasium; assert 'deckgym/RackO-v0' in gymnasium.registry; " \
+           "print(any(m.split('.')[0] in ('training', 'agents') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_sb3_check_env(game):
+    from stable_baselines3.common.env_checker import check_env
+
+    env = make(game)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a warning
+        check_env(env.unwrapped, warn=True)
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_gymnasium_check_env(game):
+    from gymnasium.utils.env_checker import check_env
+
+    # Gymnasium's step-determinism check samples an action *before* a reset and steps it
+    # *after* it, so in "raise" mode the stale action (a slot after a draw) is illegal by
+    # design; with "terminate" the illegal step is a well-defined, deterministic end.
+    check_env(make(game, illegal_action="terminate").unwrapped)
+    # and in the default mode every check up to that point passes, failing only there:
+    env = make(game).unwrapped
+    with pytest.raises(ValueError, match="illegal action"):
+        check_env(env)
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_spaces_and_a_full_episode(game):
+    env = make(game)
+    core = env.unwrapped.core
+    assert isinstance(env.action_space, gymnasium.spaces.Discrete) and env.action_space.n == core.num_actions
+    assert env.observation_space.shape == (core.obs_size,) and env.observation_space.dtype == np.float32
+    assert set(env.metadata["render_modes"]) == {"ansi", "rgb_array"}
+    steps, info = play_episode(env, seed=3)
+    assert "won" in info and "round_points" in info and info["seat"] in range(core.num_players)
+    assert not env.unwrapped.action_masks().any()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_sample_draws_legal_actions_and_masks_are_exact(game):
+    env = make(game)
+    env.reset(seed=1)
+    env.action_space.seed(5)
+    for _ in range(200):
+        mask = env.unwrapped.action_masks()
+        a = env.action_space.sample()
+        assert mask[a]
+        # the mask is the core's legal mask for the learner's seat, in the learner's turn
+        u = env.unwrapped
+        st = u._venv.state
+        assert u.core.current_player(st)[0] == u.learner_seat
+        assert np.array_equal(mask, u.core.legal_action_mask(st)[0])
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            env.reset()
+    # the space pickles without the env and still equals Discrete(n)
+    space = pickle.loads(pickle.dumps(env.unwrapped.action_space))
+    assert space == gymnasium.spaces.Discrete(env.action_space.n)
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_illegal_actions(game):
+    env = make(game)
+    env.reset(seed=0)
+    mask = env.unwrapped.action_masks()
+    bad = int(np.flatnonzero(~mask)[0])
+    name = env.unwrapped.core.action_names[bad]
+    with pytest.raises(ValueError, match=re.escape(f"illegal action {bad} ({name})")):
+        env.step(bad)
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(env.action_space.n)
+    with pytest.raises(ValueError, match="one integer"):
+        env.step(0.5)
+    env.step(int(np.flatnonzero(mask)[0]))  # still usable after the refusals
+    env = make(game, illegal_action="terminate")
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step(bad)
+    assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, bad)
+    with pytest.raises(ValueError, match="illegal_action"):
+        make(game, illegal_action="ignore")
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_seeding_is_reproducible(game):
+    def run(seed_first):
+        env = make(game)
+        traj = []
+        for ep in range(3):
+            steps, _ = play_episode(env, seed=seed_first if ep == 0 else None, rng=np.random.default_rng(ep))
+            traj.append(steps)
+        return traj
+
+    a, b, c = run(11), run(11), run(12)
+    for ea, eb in zip(a, b):
+        assert len(ea) == len(eb)
+        for (oa, ra, ta, ua), (ob, rb, tb, ub) in zip(ea, eb):
+            assert np.array_equal(oa, ob) and (ra, ta, ua) == (rb, tb, ub)
+    assert not all(len(x) == len(y) and all(np.array_equal(p[0], q[0]) for p, q in zip(x, y)) for x, y in zip(a, c))
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_seeded_reset_deals_the_aec_envs_game(game):
+    """``reset(seed=s)`` with the learner in the first seat to move sees what the AEC env shows."""
+    aec = GAMES[game].make_env(num_players=CASES[game][1]["num_players"])
+    aec.reset(seed=21)
+    first = aec.agent_selection
+    seat = aec.unwrapped.agent_name_mapping[first]
+    env = make(game)
+    obs, info = env.reset(seed=21, options={"seat": seat})
+    assert info["seat"] == seat
+    assert np.array_equal(obs, aec.observe(first)["observation"])
+    assert np.array_equal(info["action_mask"], aec.observe(first)["action_mask"])
+
+
+def test_fixed_seat_opponent_pool_and_rules():
+    env = make("racko", num_players=3, seat=2, opponents=["random", "racko:bucket"], bonus=True, max_turns=40)
+    u = env.unwrapped
+    assert u.rules.num_players == 3 and u.rules.bonus and u.rules.max_turns == 40
+    seen = set()
+    for s in range(6):
+        _, info = env.reset(seed=s)
+        assert info["seat"] == 2
+        seen.add(info["opponent"])
+    assert seen == {"random", "racko:bucket"}
+    with pytest.raises(ValueError, match="seat"):
+        make("racko", seat=5)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"deal": 1})
+    with pytest.raises(ValueError, match="unknown agent"):
+        make("racko", opponents=["leastscore:counting"])
+
+
+def test_round_cap_is_a_truncation():
+    env = make("racko", max_turns=10)
+    _, info = play_episode(env, seed=0)
+    assert info["capped"]
+    steps, _ = play_episode(env, seed=0)
+    assert steps[-1][3] is True and steps[-1][2] is False  # truncated, not terminated
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_render_modes(game):
+    for mode in ("ansi", "rgb_array"):
+        env = make(game, render_mode=mode)
+        env.reset(seed=2)
+        out = env.render()
+        if mode == "ansi":
+            assert isinstance(out, str) and ("P0" in out or "player_0" in out)
+            start_turn = int(re.search(r"turn (\d+)", out).group(1))
+        else:
+            assert out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3
+        play_episode(env, seed=2)
+        end = env.render()  # the finished game, not the next one dealt behind it
+        assert end is not None
+        if mode == "ansi":
+            assert int(re.search(r"turn (\d+)", end).group(1)) > start_turn + 2
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_maskable_ppo_runs_on_it(game):
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    gid, kw = CASES[game]
+    venv = make_vec_env(gid, n_envs=2, seed=0, env_kwargs={**kw, "opponents": ["random"], "features": True})
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [16]})
+    model.learn(64)
+    assert model.num_timesteps >= 64
+    obs = venv.reset()
+    masks = np.array(venv.env_method("action_masks"))
+    actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert masks[np.arange(2), actions].all()
+
+
+def test_points_reward_and_match_episode():
+    env = make("leastscore", episode="match", reward="points", elimination_score=25, opponents=["leastscore:greedy"])
+    steps, info = play_episode(env, seed=4, max_steps=20000)
+    assert info["won"] in (0.0, 1.0) or 0 < info["won"] < 1
+    assert all(r <= 0 for _, r, _, _ in steps)  # minus the points of each round
+    assert sum(r for _, r, _, _ in steps) < 0 or info["won"] > 0
+    env2 = DeckGymEnv("leastscore", num_players=3, opponents="random")
+    assert env2.num_players == 3

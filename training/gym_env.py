@@ -1,0 +1,243 @@
+"""Single-agent Gymnasium views of the games: the learner plays one seat, opponents inside.
+
+    import gymnasium, deckgym                       # importing deckgym registers the ids
+    env = gymnasium.make("deckgym/RackO-v0", num_players=2, opponents=["racko:sequence"])
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+The ids ``deckgym/RackO-v0`` and ``deckgym/LeastScore-v0`` are registered once, in
+:func:`deckgym.registration.register_gymnasium`; both build :class:`DeckGymEnv`.
+
+What drives the opponents is :class:`training.vec_env.CoreVecEnv` with one game (B = 1),
+so this env, the vectorised training env, the AEC env and the arena play the same game
+for the same seed: ``reset(seed=s)`` deals game 0 of seed ``s`` (the deal of
+``racko_env.env().reset(seed=s)``).
+
+- **Observation**: ``Box(float32)``, the core's observation of the learner's seat
+  (``core.observe``; decode it with ``env.unwrapped.core.obs_view(obs)``), plus the
+  game's derived features with ``features=True`` (what ``deckgym train`` models use).
+- **Action**: ``Discrete(core.num_actions)``, the core's action ids
+  (``core.action_names``). :meth:`DeckGymEnv.action_masks` gives the legal ones (for
+  sb3-contrib's ``MaskablePPO``); ``info["action_mask"]`` holds the same as int8.
+  ``env.action_space.sample()`` without a mask draws a *legal* action of the current
+  decision (the space knows the env's mask); ``sample(mask=...)`` works as usual.
+- **Illegal actions**: ``illegal_action="raise"`` (default) raises ``ValueError`` naming
+  the action, the phase and the legal actions; ``"terminate"`` ends the episode with
+  reward −1 and ``info["illegal_action"]`` (PettingZoo's ``TerminateIllegalWrapper``
+  behaviour, for algorithms without masks).
+- **Opponents**: ``opponents`` is a pool of agent specs (``"random"``,
+  ``"racko:sequence"``, ``"ppo:PATH"``, ...) or :class:`agents.base.Agent` objects; at each
+  reset one is drawn (``opponent_weights``) and plays every other seat.
+- **Seat**: ``seat=None`` draws the learner's seat at random each episode; an int fixes
+  it; ``reset(options={"seat": k})`` fixes it for one episode.
+- **Episode and reward**: ``episode="round"|"match"``, ``reward="win"|"points"``,
+  ``shaping`` as in :class:`~training.vec_env.CoreVecEnv`. An episode that ends by the
+  round cap (R9/L10) is reported as ``truncated``; otherwise ``terminated``. The last
+  step's info has ``won`` (1, 0.5 shared, 0), ``round_points``, ``seat``, ``opponent``.
+- **Render**: ``render_mode="ansi"`` (text) or ``"rgb_array"`` (picture), the games'
+  spectator renderers (every rack/hand is shown: for watching, not for the agent).
+
+Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_turns=``...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from agents.base import Agent
+from deckgym.registration import game as game_entry
+from training.vec_env import CoreVecEnv
+
+__all__ = ["DeckGymEnv", "MaskedDiscrete"]
+
+ILLEGAL_ACTION_MODES = ("raise", "terminate")
+DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
+
+
+class MaskedDiscrete(spaces.Discrete):
+    """``Discrete(n)`` whose ``sample()`` without a mask draws a legal action of the env's
+    current decision. Equal to (and pickled as) a plain ``Discrete(n)``."""
+
+    def __init__(self, n: int, mask_fn: Any = None, seed: int | None = None) -> None:
+        super().__init__(n, seed=seed)
+        self._mask_fn = mask_fn
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None and probability is None and self._mask_fn is not None:
+            m = np.asarray(self._mask_fn(), dtype=np.int8)
+            if m.any():
+                mask = m
+        return super().sample(mask=mask, probability=probability)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_mask_fn"] = None  # a saved model's space must not drag the env along
+        return state
+
+
+class _SeatedVecEnv(CoreVecEnv):
+    """``CoreVecEnv`` whose learner seat can be fixed, and that keeps the last finished game."""
+
+    fixed_seat: int | None = None
+    finished_state: Any = None
+
+    def _draw(self, rows: np.ndarray) -> None:
+        super()._draw(rows)
+        if self.fixed_seat is not None:
+            self.learner_seat[rows] = self.fixed_seat
+
+    def _restart(self, games: np.ndarray) -> None:
+        self.finished_state = self.state.copy()  # B = 1: what the last step left, for render()
+        super()._restart(games)
+
+
+class DeckGymEnv(gymnasium.Env):
+    """The learner in one seat of a deckgym game (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+
+    def __init__(
+        self,
+        game: str = "racko",
+        num_players: int | None = None,
+        opponents: Sequence[str | Agent] | str | None = None,
+        opponent_weights: Sequence[float] | None = None,
+        seat: int | None = None,
+        episode: str = "round",
+        reward: str = "win",
+        shaping: float = 0.0,
+        features: bool = False,
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+        **rule_kwargs: Any,
+    ) -> None:
+        entry = game_entry(game)
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if opponents is None:
+            opponents = DEFAULT_OPPONENTS.get(game, ("random",))
+        elif isinstance(opponents, (str, Agent)):
+            opponents = [opponents]
+        self.game = entry.name
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self._venv = _SeatedVecEnv(
+            game, num_envs=1, opponents=list(opponents), opponent_weights=opponent_weights, players=num_players,
+            rules_kwargs=rule_kwargs, episode=episode, reward=reward, shaping=shaping, features=features, seed=0,
+        )
+        self.core = self._venv.core
+        self.rules = self._venv.rules
+        self.num_players = self.core.num_players
+        if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < self.num_players):
+            raise ValueError(f"seat must be None or a seat in 0..{self.num_players - 1}, got {seat!r}")
+        self.seat = None if seat is None else int(seat)
+        self.observation_space = self._venv.observation_space
+        self.action_space = MaskedDiscrete(self.core.num_actions, mask_fn=self.action_masks)
+        self._render_mod = importlib.import_module(entry.module + ".render")
+        self._mask = np.zeros(self.core.num_actions, bool)
+        self._done = True
+        self._started = False
+
+    # -- Gymnasium API -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        seat = self.seat
+        if options:
+            unknown = set(options) - {"seat"}
+            if unknown:
+                raise ValueError(f"unknown reset option(s) {sorted(unknown)}; valid: 'seat'")
+            seat = options["seat"]
+            if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < self.num_players):
+                raise ValueError(f"options['seat'] must be a seat in 0..{self.num_players - 1}, got {seat!r}")
+        # A seed deals game 0 of that seed (as the AEC env); without one the next game's seed
+        # comes from np_random, which the last seeded reset seeded.
+        game_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
+        self._venv.fixed_seat = None if seat is None else int(seat)
+        self._venv.seed(game_seed)
+        obs = self._venv.reset()
+        self._mask = self._venv.action_masks()[0].copy()
+        self._done = False
+        self._started = True
+        return obs[0].copy(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done:
+            raise RuntimeError("the episode is over (or never started): call reset() first")
+        a = self._check_action(action)
+        if not self._mask[a]:
+            msg = (f"illegal action {a} ({self.core.action_names[a]}) in phase {self._phase_name()}; "
+                   f"legal actions: {self._legal_names()}")
+            if self.illegal_action == "raise":
+                raise ValueError(msg)
+            self._done = True
+            obs = self._venv._obs[0].copy()
+            self._mask = np.zeros_like(self._mask)
+            return obs, -1.0, True, False, {"illegal_action": a, "reason": msg, "action_mask": self._mask.astype(np.int8)}
+        obs, rew, done, infos = self._venv.step(np.array([a], dtype=np.int64))
+        info = dict(infos[0])
+        if done[0]:
+            obs_out = np.asarray(info.pop("terminal_observation"), dtype=np.float32).copy()
+            info.pop("episode", None)  # leave "episode" to Monitor / RecordEpisodeStatistics
+            info.pop("TimeLimit.truncated", None)
+            truncated = bool(info.get("capped", False))
+            self._done = True
+            self._mask = np.zeros_like(self._mask)
+            info["action_mask"] = self._mask.astype(np.int8)
+            return obs_out, float(rew[0]), not truncated, truncated, info
+        self._mask = self._venv.action_masks()[0].copy()
+        info.update(self._info())
+        return obs[0].copy(), float(rew[0]), False, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_actions,)`` bool: the learner's legal actions now (all False once the episode is over)."""
+        return self._mask.copy()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if not self._started:
+            raise RuntimeError("call reset() before render()")
+        state = self._venv.finished_state if self._done and self._venv.finished_state is not None else self._venv.state
+        if self.render_mode == "ansi":
+            return self._render_mod.ansi(self.core, state, 0)
+        return self._render_mod.rgb_array(self.core, state, 0)
+
+    def close(self) -> None:
+        pass
+
+    # -- helpers -----------------------------------------------------------------------------
+    @property
+    def learner_seat(self) -> int:
+        """The seat the learner plays in the current episode."""
+        return int(self._venv.learner_seat[0]) if self._started else -1
+
+    @property
+    def opponent(self) -> str:
+        """The name of the opponent drawn for the current episode."""
+        return self._venv.opponent_names[int(self._venv.opp_of[0])] if self._started else ""
+
+    def _info(self) -> dict[str, Any]:
+        return {"action_mask": self._mask.astype(np.int8), "seat": self.learner_seat, "opponent": self.opponent}
+
+    def _check_action(self, action: Any) -> int:
+        a = np.asarray(action)
+        if a.size != 1 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"action must be one integer in 0..{self.core.num_actions - 1}, got {action!r}")
+        a = int(a.reshape(-1)[0])
+        if not 0 <= a < self.core.num_actions:
+            raise ValueError(f"action {a} is out of range 0..{self.core.num_actions - 1}")
+        return a
+
+    def _phase_name(self) -> str:
+        return self.core.phase_names[int(self.core.phase(self._venv.state)[0])]
+
+    def _legal_names(self) -> str:
+        return ", ".join(f"{i} ({self.core.action_names[i]})" for i in np.flatnonzero(self._mask))
