@@ -27,7 +27,9 @@ phase          (B,)         int8      0 choose, 1 place_discard (took the discar
 player         (B,)         int8      seat to act.
 dealer         (B,)         int8      dealer of the round (R3); ``player`` starts at dealer+1.
 turn           (B,)         int16     completed turns this round (R9).
-seen           (B, N+1)     bool      card c was face up this round (index 0 unused).
+pub            (B, 2, N+1)  bool      public flags of card c (index 0 unused): ``pub[:, 0]`` =
+                                      was face up this round, ``pub[:, 1]`` = is in the
+                                      discard pile now.
 totals         (B, P)       int16     match totals (R12; team totals per seat with R11).
 rng_key        (B,)         uint64    per-game random stream (``deckgym.rng``).
 rng_counter    (B,)         uint64
@@ -114,10 +116,11 @@ class _BatchTables:
         self.base_pile = self.rows * (K + 1) + (K - 1)  # + (K-1) so that pidx = base - s (+1)
         self.base_rack = self.rows * (P * 10)
         self.base_seat = self.rows * P
-        self.base_seen = self.rows * (N + 1)
+        self.base_pub = self.rows[:, None] * (2 * (N + 1)) + np.array([0, N + 1])  # (b, 2): the two flag planes
         self.base_seat_col = self.base_seat[:, None]
-        self.base_seen_col = self.base_seen[:, None]
         self.zero_one = np.arange(2)
+        self.ar3 = np.arange(3)
+        self.ar_seat = np.arange(P)
         # Work buffers of the R7 test (see RackoCore.step).
         self.row = np.zeros(b * 10, np.int8)
         self.row_void = self.row.view(core._void10)
@@ -154,7 +157,7 @@ class RackoState(BatchState):
     player: np.ndarray
     dealer: np.ndarray
     turn: np.ndarray
-    seen: np.ndarray
+    pub: np.ndarray
     totals: np.ndarray
     rng_key: np.ndarray
     rng_counter: np.ndarray
@@ -202,7 +205,10 @@ class RackoCore:
         self._t_place = place
         self._t_place_p = np.where(place, P, 0).astype(np.int8)
         self._next_seat = (np.arange(2 * P) + np.arange(2 * P) // P) % P  # seat p (+P if the turn ends)
-        self._t_seen = place.astype(np.int8)  # a drawn card is not seen; a taken one already was
+        # Public flags: a discarded card becomes 3 (seen, in the discard pile); a taken one 1
+        # (seen, left the discard pile); a drawn card is not touched (index 0 is a dummy).
+        self._t_pub_idx = (place | (choose & (a == TAKE))).astype(np.int8)
+        self._t_pub_val = np.stack([place | (choose & (a == TAKE)), place], axis=1)  # (39, 2): seen, in discard
         self._t_ds = np.select([choose & (a == TAKE), place], [-1, 1], 0).astype(np.int8)
         self._t_next_phase = np.select(
             [choose & (a == DRAW), choose & (a == TAKE), place], [PLACE_DRAWN, PLACE_DISCARD, CHOOSE], ph
@@ -233,16 +239,6 @@ class RackoCore:
         self._pile_idx = N - 1 - np.arange(K)  # piles[K-1] = deck[10P] (turned up), then draw pile
         # -- observation (layout v1, documented in racko_env.env) ------------------------------
         self._rot = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego order of seats
-        head = np.zeros((3 * P, 3 + P), dtype=np.int16)  # phase one-hot + to-move one-hot
-        for i in range(3 * P):
-            head[i, i // P] = 1
-            head[i, 3 + i % P] = 1
-        self._head = head
-        # Rack block: own slots → |card|; opponents' slots → the card if public (negative) else 0.
-        v = np.arange(256).astype(np.uint8).view(np.int8).astype(np.int16)
-        self._rack_lut = np.concatenate([np.abs(v), np.maximum(-v, 0)]).astype(np.int16)
-        self._rack_lut_off = np.repeat([0] + [256] * (P - 1), 10).astype(np.int16)
-        self._disc_pos = np.arange(K + 1)[None, :] >= (K - np.arange(K + 2))[:, None]  # [s, pos]
         sizes = [("rack", 10), ("opp_known", 10 * (P - 1)), ("phase", 3), ("to_move", P), ("hand", 1),
                  ("discard_top", 1), ("draw_size", 1), ("discard_size", 1), ("turn", 1), ("scores", P),
                  ("seen", N), ("in_discard", N)]
@@ -263,6 +259,8 @@ class RackoCore:
         high[self.obs_slices["scores"]] = (rules.target_score + 2 * 475 + 100) / rules.target_score
         scale[self.obs_slices["turn"]] = 1.0 / rules.max_turns
         self._obs_scale = scale
+        self._obs_off = {name: sl.start for name, sl in self.obs_slices.items()}
+        self._obs_scale_head = scale[: self._obs_off["seen"]].copy()  # seen / in_discard are 0/1
         self.obs_low = 0.0
         self.obs_high = high
 
@@ -281,7 +279,7 @@ class RackoCore:
         return RackoState(
             racks=np.zeros((b, P, 10), np.int8), piles=np.zeros((b, K + 1), np.int8),
             disc_n=np.zeros(b, np.int8), phase=np.zeros(b, np.int8), player=np.zeros(b, np.int8),
-            dealer=np.zeros(b, np.int8), turn=np.zeros(b, np.int16), seen=np.zeros((b, N + 1), bool),
+            dealer=np.zeros(b, np.int8), turn=np.zeros(b, np.int16), pub=np.zeros((b, 2, N + 1), bool),
             totals=np.zeros((b, P), np.int16), rng_key=np.zeros(b, np.uint64), rng_counter=np.zeros(b, np.uint64),
         )
 
@@ -300,8 +298,8 @@ class RackoCore:
         st.dealer[rows] = dealer
         st.player[rows] = (dealer + 1) % P
         st.turn[rows] = 0
-        st.seen[rows] = False
-        st.seen[rows, piles[:, K - 1]] = True
+        st.pub[rows] = False
+        st.pub[rows[:, None], :, piles[:, K - 1 : K]] = True
 
     def _reshuffle(self, st: RackoState, rows: np.ndarray) -> None:
         """R6: the draw pile is empty (``s = K``): all discards but the top form the draw pile."""
@@ -318,6 +316,8 @@ class RackoCore:
             new[:, : K - 1] = np.take_along_axis(old[:, 1:], order, axis=1)
         st.piles[rows, :K] = new
         st.disc_n[rows] = 1
+        st.pub[rows, 1] = False  # none of them is in the discard pile any more, but the top
+        st.pub[rows, 1, new[:, K - 1]] = True
 
     # -- contract -----------------------------------------------------------------------------
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> RackoState:
@@ -383,7 +383,7 @@ class RackoCore:
         rf[ridx] = np.where(is_slot, self._t_sign.take(code) * card, old)
         out = np.where(is_slot, np.abs(old), card)
         pf[pidx] = out
-        st.seen.reshape(-1)[c.base_seen + out * self._t_seen.take(code)] = True
+        st.pub.reshape(-1)[c.base_pub + (out * self._t_pub_idx.take(code))[:, None]] = self._t_pub_val.take(code, axis=0)
         st.disc_n += self._t_ds.take(code)
         st.phase = self._t_next_phase.take(code)
         place = self._t_place.take(code)
@@ -460,36 +460,40 @@ class RackoCore:
             res.rewards[e] = pts
 
     # -- observation --------------------------------------------------------------------------
-    def observe(self, state: RackoState, seat: np.ndarray | int) -> np.ndarray:
+    def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """``(B, obs_size)`` float32 ego-centric observations (layout in ``racko_env.env``).
+
+        ``out``: an optional C-contiguous float32 buffer to write into (saves the allocation
+        and its page faults when the caller reuses one buffer, e.g. a vector env)."""
         st = state
         K, P = self.pile_size, self.num_players
         c = self._cache(st.disc_n.shape[0])
-        sl = self.obs_slices
+        o = self._obs_off
         if not isinstance(seat, (int, np.integer)):
             seat = np.asarray(seat)
-        ego = c.base_seat_col + self._rot[seat]  # (B, P) flat seat index: me, then the seats after me
-        raw = np.empty((st.disc_n.shape[0], self.obs_size), np.int16)
-        # Racks: own cards; of the opponents only the cards publicly known to be there (R5).
-        r = st.racks.view(self._void10).reshape(-1).take(ego).view(np.uint8)
-        self._rack_lut.take(r + self._rack_lut_off, out=raw[:, : 10 * P], mode="clip")
-        self._head.take(st.phase * P + (st.player - seat) % P, axis=0, out=raw[:, sl["phase"].start : sl["to_move"].stop],
-                        mode="clip")
+        ego = c.base_seat_col + self._rot.take(seat, axis=0)  # (B, P) flat seat index: me, then the seats after me
+        obs = np.empty((st.disc_n.shape[0], self.obs_size), np.float32) if out is None else out
+        # Racks: my cards; of the opponents only the cards publicly known to be there (R5:
+        # stored negative). Written as integers, scaled at the end.
+        r = st.racks.view(self._void10).reshape(-1).take(ego).view(np.int8)  # (B, 10P)
+        np.abs(r[:, :10], out=obs[:, :10])
+        np.maximum(np.negative(r[:, 10:]), 0, out=obs[:, 10 : o["phase"]])
+        np.equal(st.phase[:, None], c.ar3, out=obs[:, o["phase"] : o["to_move"]])
+        np.equal(((st.player - seat) % P)[:, None], c.ar_seat, out=obs[:, o["to_move"] : o["hand"]])
         s = st.disc_n
         holding = st.phase != CHOOSE
         # [card in hand (the gap, K-1-s), discard top (K-s)]; the hand is seen by its holder
         # only (a drawn card is face down, R4); piles[K] = 0 when the discard pile is empty.
         hd = st.piles.reshape(-1).take((c.base_pile - s)[:, None] + c.zero_one)
         hd[:, 0] *= holding & (st.player == seat)
-        raw[:, sl["hand"].start : sl["discard_top"].stop] = hd
-        raw[:, sl["draw_size"].start] = K - s - holding
-        raw[:, sl["discard_size"].start] = s
-        raw[:, sl["turn"].start] = st.turn
-        st.totals.reshape(-1).take(ego, out=raw[:, sl["scores"]], mode="clip")
-        raw[:, sl["seen"]] = st.seen[:, 1:]
-        in_disc = np.zeros(st.seen.shape, bool)
-        in_disc.reshape(-1)[c.base_seen_col + st.piles] = self._disc_pos.take(s, axis=0)
-        raw[:, sl["in_discard"]] = in_disc[:, 1:]
-        return np.multiply(raw, self._obs_scale, dtype=np.float32)
+        obs[:, o["hand"] : o["draw_size"]] = hd
+        obs[:, o["draw_size"]] = K - s - holding
+        obs[:, o["discard_size"]] = s
+        obs[:, o["turn"]] = st.turn
+        obs[:, o["scores"] : o["seen"]] = st.totals.reshape(-1).take(ego)
+        np.copyto(obs[:, o["seen"] :].reshape(-1, 2, self.deck_size), st.pub[:, :, 1:])
+        obs[:, : o["seen"]] *= self._obs_scale_head
+        return obs
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, decoded fields of a batch of observations ``(B, obs_size)`` (layout v1)."""
@@ -552,7 +556,7 @@ class RackoCore:
             "player": int(state.player[b]),
             "dealer": int(state.dealer[b]),
             "turn": int(state.turn[b]),
-            "seen": np.flatnonzero(state.seen[b]).tolist(),
+            "seen": [c for c in np.flatnonzero(state.pub[b, 0]).tolist() if c],
             "totals": state.totals[b].astype(int).tolist(),
             "rng_key": int(state.rng_key[b]),
             "rng_counter": int(state.rng_counter[b]),
@@ -662,7 +666,7 @@ class RackoCore:
         st.disc_n[0] = s
         st.dealer[0] = dealer
         st.player[0] = (dealer + 1) % P
-        st.seen[0, discard] = True
+        st.pub[0, :, discard] = True
         if scores is not None:
             st.totals[0] = scores
         return st

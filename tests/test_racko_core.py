@@ -276,3 +276,13 @@ def test_contract_attributes():
     st = core.init(2, 0)
     assert core.current_player(st).shape == (2,) and core.phase(st).tolist() == [0, 0]
     assert core.alive(st).all()
+
+
+def test_observe_into_a_given_buffer_matches():
+    core = RackoCore(RackoRules(num_players=4))
+    st = core.init(5, 1)
+    buf = np.full((5, core.obs_size), 7.0, np.float32)
+    seats = np.array([0, 1, 2, 3, 0])
+    got = core.observe(st, seats, out=buf)
+    assert got is buf
+    np.testing.assert_array_equal(buf, core.observe(st, seats))
