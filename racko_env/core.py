@@ -4,7 +4,7 @@ See ``docs/CONTRACT.md`` for the interface and :mod:`racko_env.rules` for the ru
 the decisions taken on ambiguous points. Rule ids (R1–R12) refer to ``RULES.md``.
 
 State layout (:class:`RackoState`, one row per game; ``P`` players, ``N`` cards,
-``K = N − 10·P`` cards outside the racks). Default sizes: 2p 118 B, 3p 150 B, 4p 182 B
+``K = N − 10·P`` cards outside the racks). Default sizes: 2p 149 B, 3p 181 B, 4p 213 B
 per game (limit 256).
 
 =============  ===========  ========  =====================================================
@@ -131,6 +131,9 @@ class _BatchTables:
         self.pad = pad.reshape(-1)
         self.up_lo = np.ndarray(shape=(b,), dtype=np.uint64, buffer=self.up, offset=0, strides=(10,))
         self.up_hi = np.ndarray(shape=(b,), dtype=np.uint16, buffer=self.up, offset=8, strides=(10,))
+
+        self.alive = np.ones((b, P), bool)
+        self.alive.flags.writeable = False
 
         def zeros(shape: tuple, dtype: Any) -> np.ndarray:
             z = np.zeros(shape, dtype)
@@ -348,7 +351,7 @@ class RackoCore:
         return state.phase.astype(np.int64)
 
     def alive(self, state: RackoState) -> np.ndarray:
-        return np.ones((state.batch_size, self.num_players), dtype=bool)
+        return self._cache(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
 
     def legal_action_mask(self, state: RackoState) -> np.ndarray:
         # R4: the legal actions depend on the phase only (both piles are never empty when
