@@ -38,6 +38,16 @@ SLOTS = 10
 BIG = 1.0e4  # "impossible" cost (finite, so sums and differences stay well defined)
 INF = 1.0e6  # unreachable DP state
 CHUNK = 256  # rows per sequence-DP sub-batch
+_K = np.arange(SLOTS + 1, dtype=np.float64)
+#: k · H_k (k-th harmonic number): draws to fill k proportional sub-ranges, in units of U/m
+_KH = np.array([k * sum(1.0 / t for t in range(1, k + 1)) for k in range(SLOTS + 1)], dtype=np.float32)
+
+
+def _fill_table(p: dict[str, float]) -> np.ndarray:
+    """Cost factor of filling k slots of one gap, in units of U/m (see sequence_costs)."""
+    if p.get("fill", "slots") == "coupon":
+        return _KH
+    return (_K * _K).astype(np.float32)  # k slots, each waiting U·k/m for its own sub-range
 
 
 # --------------------------------------------------------------------------------------
@@ -239,11 +249,12 @@ def ranges_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, rn
 # --------------------------------------------------------------------------------------
 # racko:sequence
 # --------------------------------------------------------------------------------------
-DEFAULT_SEQUENCE_PARAMS: dict[str, float] = {
+DEFAULT_SEQUENCE_PARAMS: dict[str, Any] = {
     "discard_weight": 0.5,  # a card in the discard pile comes back only after a reshuffle (R6)
     "specific_factor": 1.0,  # cost of waiting for one given card, in units of U / availability
-    "take_margin": 0.5,  # take the discard only if it cuts the cost by more than this (turns)
+    "take_margin": 4.0,  # take the discard only if it cuts the cost by more than this (what a draw gains)
     "bonus_weight": 1.0,  # R10: turns one would trade for each 50 points of run bonus
+    "fill": "slots",  # gap cost model: "slots" (k · U·k/m) or "coupon" (U · k·H_k / m)
 }
 
 
@@ -284,8 +295,12 @@ def sequence_costs_reference(
     A dynamic programme over the slots (with sentinels 0 before slot 1 and N+1 after slot
     10) picks the increasing subsequence of cards to keep that is cheapest to complete.
     Completing the ``k`` free slots between kept values ``a < b`` when ``m`` obtainable
-    cards lie strictly between them costs about ``U · Σ_t 1/(m − t)`` turns (``U`` = all
-    obtainable cards; impossible if ``m < k``). With ``min_run`` (R7) the DP also tracks
+    cards lie strictly between them costs ``k · U·k/m`` turns (``U`` = all obtainable
+    cards; impossible if ``m < k``): the values ``a..b`` are split into ``k`` proportional
+    sub-ranges, one per slot, and each slot waits ``U·k/m`` draws for a card of its own
+    sub-range. Per-slot costs add up the same however the free slots are grouped, so a
+    kept card in the middle of a long gap is worth what it saves (a per-gap coupon
+    collector, ``fill="coupon"``, over-charges split gaps and plays much worse). With ``min_run`` (R7) the DP also tracks
     the run of consecutive numbers built so far: kept adjacent consecutive cards extend
     it, and a gap may be planned to hold given cards (``a+1, a+2`` after a kept card,
     ``b−2, b−1`` before one, or bridging ``a`` to ``b``), each given card costing
@@ -323,9 +338,8 @@ def sequence_costs_reference(
         """Cost of filling k free slots with any obtainable cards strictly between a and b."""
         m = between(a, b)
         ok = (a < b) & (m - k + 0.5 > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = Ub * np.log((m + 0.5) / np.maximum(m - k + 0.5, 1e-9))
-        return np.where(ok, np.where(k > 0, c, 0.0), BIG)
+        c = Ub * _fill_table(p)[np.clip(k, 0, SLOTS)] / np.maximum(m, 1e-6)
+        return np.where(ok, c, BIG)
 
     V = np.concatenate([np.zeros((B, C, 1), np.int64), racks, np.full((B, C, 1), n + 1, np.int64)], axis=2)
     R = int(min_run) if min_run > 1 else 1
@@ -402,9 +416,10 @@ class _CardTables:
     cards ``c < x`` (cards 0 and N+1, and unobtainable cards, cost ``BIG`` each).
     """
 
-    def __init__(self, avail: np.ndarray, specific_factor: float) -> None:
+    def __init__(self, avail: np.ndarray, specific_factor: float, kh: np.ndarray) -> None:
         B, n2 = avail.shape
         self.B, self.n = B, n2 - 2
+        self.kh = kh
         self.U = avail.sum(axis=1).astype(F32)
         width = n2 + 2 * PAD + 1
         cum_a = np.zeros((B, width))
@@ -452,13 +467,12 @@ def _transitions(tab: _CardTables, si: _Side, sj: _Side, k: np.ndarray, real_i: 
     done = S - 1
     inf = F32(INF)
     U = tab.U[:, None]
+    kh = tab.kh
 
     def fill(m: np.ndarray, ok: np.ndarray, kf: np.ndarray) -> np.ndarray:
         """Turns to fill kf free slots from obtainable weight m (ok: the bounds are increasing)."""
-        room = m - kf + F32(0.5)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = U * np.log((m + F32(0.5)) / room)
-        return np.where(ok & (room > 0), c, F32(BIG))
+        c = U * (kh[np.clip(kf, 0, SLOTS)] / np.maximum(m, F32(1e-6)))
+        return np.where(ok & (m - kf + F32(0.5) > 0), c, F32(BIG))
 
     def given(hi_side: _Side, hi_o: int, lo_side: _Side, lo_o: int) -> np.ndarray:
         """Waiting cost of the cards lo .. hi - 1 (as S(hi) − S(lo))."""
@@ -548,7 +562,7 @@ def sequence_costs(
     R = int(min_run) if min_run > 1 else 1
     if R > PAD - 2:
         raise ValueError(f"min_run_to_win up to {PAD - 2} is supported, got {min_run}")
-    tab = _CardTables(avail, p["specific_factor"])
+    tab = _CardTables(avail, p["specific_factor"], _fill_table(p))
     S, done = R, R - 1
     V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
     lo_offsets, hi_offsets = range(1, R + 1), range(-(R - 1), 1)
