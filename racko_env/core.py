@@ -363,6 +363,8 @@ class RackoCore:
         # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
         st = state
         K = self.pile_size
+        if st.disc_n.shape[0] == 1:
+            return self._step_one(st, int(np.asarray(actions).reshape(-1)[0]))
         c = self._cache(st.disc_n.shape[0])
         code = st.phase * NUM_ACTIONS + actions
         empty = st.disc_n == K  # the draw pile is empty (only possible in the choose phase)
@@ -416,6 +418,55 @@ class RackoCore:
                    "run_bonus": np.zeros((b, P), np.int32)},
         )
         self._end_rounds(st, np.flatnonzero(end), p, went, res)
+        return res
+
+    def _step_one(self, st: RackoState, a: int) -> StepResult:
+        """``step`` for a batch of one game (the AEC env) with Python scalars: the same rules,
+        the same state (tests compare it with the batched path step by step), a tenth of the
+        numpy calls."""
+        K, P = self.pile_size, self.num_players
+        c = self._cache(1)
+        ph, p, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
+        if ph == CHOOSE:
+            if a == DRAW:
+                if s == K:  # R6: the draw pile is empty
+                    self._reshuffle(st, c.rows)
+                st.phase[0] = PLACE_DRAWN
+            else:  # TAKE: the discard top leaves the discard pile (seen already)
+                st.pub[0, 1, st.piles[0, K - s]] = False
+                st.disc_n[0] = s - 1
+                st.phase[0] = PLACE_DISCARD
+            return c.nothing
+        piles, rack = st.piles[0], st.racks[0, p]
+        card = int(piles[K - s - 1])  # the card in hand (the gap)
+        if a == DISCARD_DRAWN:
+            out = card
+        else:  # R5: swap; public (negative) if the card came from the discard pile
+            old = int(rack[a - 2])
+            rack[a - 2] = -card if ph == PLACE_DISCARD else card
+            out = -old if old < 0 else old
+        piles[K - s - 1] = out
+        st.disc_n[0] = s + 1
+        st.pub[0, :, out] = True
+        st.phase[0] = CHOOSE
+        turn = int(st.turn[0]) + 1
+        st.turn[0] = turn
+        st.player[0] = (p + 1) % P
+        # R7
+        v = [x if x > 0 else -x for x in rack.tolist()]
+        went = all(v[i] < v[i + 1] for i in range(9))
+        if went and self._need_run:
+            went = bool(self._win[rack_codes(np.array(v))])
+        if not went and turn < self.rules.max_turns:  # R9
+            return c.nothing
+        res = StepResult(
+            rewards=np.zeros((1, P), np.float32), terminated=np.zeros(1, bool), truncated=np.zeros(1, bool),
+            round_over=np.ones(1, bool), round_points=np.zeros((1, P), np.int32),
+            total_points=np.zeros((1, P), np.int32), winners=np.zeros((1, P), bool),
+            extra={"own_points": np.zeros((1, P), np.int32), "went_out": np.zeros((1, P), bool),
+                   "run_bonus": np.zeros((1, P), np.int32)},
+        )
+        self._end_rounds(st, c.rows, np.array([p]), np.array([went]), res)
         return res
 
     def _end_rounds(self, st: RackoState, e: np.ndarray, p: np.ndarray, went: np.ndarray, res: StepResult) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from deckgym.rng import make_keys, random_below, shuffled
 from racko_env import RackoCore, RackoRules
-from racko_env.core import PHASE_NAMES
+from racko_env.core import PHASE_NAMES, RackoState
 
 DRAW, TAKE, DISCARD_DRAWN = 0, 1, 12
 
@@ -42,10 +42,20 @@ def filled_deal(core: RackoCore, racks: dict[int, list[int]], discard: list[int]
 
 
 def play(core, st, actions):
+    """Plays ``actions`` in game 0 of ``st`` (B = 1, the scalar path of ``step``), checking
+    every transition against the batched path on a batch of two copies of the game."""
     res = None
     for a in actions:
         assert core.legal_action_mask(st)[0, a], (a, PHASE_NAMES[int(st.phase[0])])
+        twin = RackoState(**{k: np.concatenate([getattr(st, k)] * 2) for k in RackoState.__dataclass_fields__})
         res = core.step(st, np.array([a]))
+        res2 = core.step(twin, np.array([a, a]))
+        for f in ("rewards", "terminated", "truncated", "round_over", "round_points", "total_points", "winners"):
+            np.testing.assert_array_equal(getattr(res, f)[0], getattr(res2, f)[1], err_msg=f)
+        for k in res.extra:
+            np.testing.assert_array_equal(res.extra[k][0], res2.extra[k][1], err_msg=k)
+        for k in RackoState.__dataclass_fields__:
+            np.testing.assert_array_equal(getattr(st, k)[0], getattr(twin, k)[1], err_msg=k)
     return res
 
 
