@@ -94,6 +94,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    from training.play import play
+
+    play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
+         rules_kwargs=_parse_rule_overrides(args.rule), match=args.match)
+    return 0
+
+
 def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
     if quiet or not sys.stderr.isatty():
         return None
@@ -142,6 +150,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
     p.set_defaults(func=cmd_rules)
+    p = sub.add_parser("play", parents=[common], help="play a game in the terminal against agents",
+                       description="Play a round (or --match) against agents, from your seat only.")
+    p.add_argument("game", help=f"one of: {games}")
+    p.add_argument("--vs", action="append", default=[], metavar="SPEC",
+                   help="opponent agent spec, repeatable, in seat order after you (the last fills the other seats)")
+    p.add_argument("--players", type=int, default=None, help="table size (default: the game's default)")
+    p.add_argument("--seed", type=int, default=None, help="the deal (default: random, printed)")
+    p.add_argument("--seat", type=int, default=0, help="your seat (0 = player_0)")
+    p.add_argument("--match", action="store_true", help="play a whole match instead of one round")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.set_defaults(func=cmd_play)
+
     p = sub.add_parser("train", parents=[common], help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
     from training.train import build_parser as _train_parser

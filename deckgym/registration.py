@@ -5,7 +5,7 @@ import ``deckgym``, not the other way round). ``register_all()`` adds the games 
 PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has one;
 ``register_gymnasium()`` adds the single-agent views to Gymnasium's
 (``deckgym/RackO-v0``, entry point ``training.gym_env:DeckGymEnv``, imported only by
-``gymnasium.make``); ``deckgym/__init__`` calls both through ``register_all()``.
+``gymnasium.make``); ``deckgym/__init__`` calls both.
 """
 
 from __future__ import annotations

@@ -1,0 +1,321 @@
+"""Human play in the terminal (``training.play``, ``deckgym play``): scripted games against
+every heuristic run to their end, moves are taken by number and by name, invalid input is
+re-asked, end of input leaves cleanly, and nothing hidden is ever printed (checked against
+the game state at every write)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+from deckgym.cli import main as cli_main
+from leastscore_env.cards import NUM_CARDS, card_str, parse_card
+from training import play as play_mod
+from training.play import PlaySession, normalize
+
+LS_CARD = re.compile(r"(?:10|[2-9AJQK])[\u2663\u2666\u2665\u2660]")
+RACKO_CARD = re.compile(r"<(\d+)>")
+
+
+class Leak(AssertionError):
+    pass
+
+
+class CheckedOutput(io.StringIO):
+    """Records the output; at every write checks that each card it names is public or the
+    human's own, against ``session.state`` at that moment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: PlaySession | None = None
+        self.cards_checked = 0
+        self.known_lines_checked = 0
+        self.ever_public: set[int] = set()  # cards that were public to the human at some point
+
+    def watch(self, session: PlaySession) -> None:
+        """Track what is public before and after every step (in a match the round's last step
+        already deals the next round, so the end-of-round text is checked against the past)."""
+        self.session = session
+        step = session.core.step
+
+        def watched(state, actions):
+            if state is session.state:
+                self.ever_public |= allowed_cards(session)
+            res = step(state, actions)
+            if state is session.state and not res.round_over[0]:
+                self.ever_public |= allowed_cards(session)
+            return res
+
+        session.core.step = watched
+
+    def write(self, text: str) -> int:
+        if self.session is not None and self.session.state is not None:
+            check_public(self.session, text, self)
+        return super().write(text)
+
+
+def allowed_cards(s: PlaySession) -> set[int]:
+    """Cards the human may see now: its own, and every card that was face up this round
+    (read from ``core.state_dict``, the full state)."""
+    d, me = s.core.state_dict(s.state, 0), s.seat
+    if s.game == "racko":
+        own = set(d["racks"][me])
+        if d["hand"] and d["player"] == me:
+            own.add(d["hand"])
+        return own | set(d["seen"])
+    return {parse_card(c) for c in d["hands"][me] + d["seen"]}
+
+
+def hidden_cards(s: PlaySession) -> set[int]:
+    """Cards no player but their holder has seen: opponents' unknown cards and the draw pile."""
+    st, core = s.state, s.core
+    if s.game == "racko":
+        everything = set(range(1, core.deck_size + 1))
+    else:
+        everything = set(range(NUM_CARDS))
+    return everything - allowed_cards(s)
+
+
+def check_public(s: PlaySession, text: str, out: CheckedOutput) -> None:
+    st, core, P = s.state, s.core, s.core.num_players
+    if s.game == "racko":
+        cards = [int(x) for x in RACKO_CARD.findall(text)]
+    else:
+        cards = [parse_card(x) for x in LS_CARD.findall(text)]
+    bad = set(cards) & hidden_cards(s) - out.ever_public
+    if bad:
+        raise Leak(f"hidden card(s) {sorted(bad)} printed in {text!r}")
+    out.cards_checked += len(cards)
+    # "what is known" lines: exactly the publicly known cards of that opponent
+    for line in text.splitlines():
+        m = re.match(r"\s+player_(\d+) \([^)]*\): (.*)$", line)
+        if not m or "round points" in line:
+            continue
+        opp, rest = int(m.group(1)), m.group(2)
+        d = core.state_dict(st, 0)
+        if s.game == "racko":
+            listed = {int(k): int(c) for k, c in re.findall(r"slot (\d+) = <(\d+)>", rest)}
+            truth = {k: d["racks"][opp][k - 1] for k in d["known_slots"][opp]}
+        else:
+            if "eliminated" in rest:
+                continue
+            listed = sorted(parse_card(x) for x in LS_CARD.findall(rest.split("known:")[-1])) \
+                if "known:" in rest else []
+            truth = sorted(parse_card(c) for c in d["known"][opp])
+            size = int(re.search(r"(\d+) cards?", rest).group(1))
+            assert size == len(d["hands"][opp]), line
+        assert listed == truth, f"{line!r}: listed {listed}, publicly known {truth}"
+        out.known_lines_checked += 1
+
+
+@pytest.fixture
+def marked_racko_cards(monkeypatch):
+    """Rack-O cards printed as ``<37>`` so that the leak check can tell them from slot numbers."""
+    monkeypatch.setattr(play_mod._RackoText, "card", staticmethod(lambda c: f"<{int(c)}>"))
+
+
+def offered_moves(text: str) -> list[str]:
+    block = text[text.rindex("Moves:\n") + len("Moves:\n"):]
+    names = []
+    for line in block.splitlines():
+        m = re.match(r"\s+(\d+)\. (.*)$", line)
+        if not m:
+            break
+        names.append(m.group(2))
+    return names
+
+
+class Scripted:
+    """An input function that plays random offered moves, alternately by number and by
+    name (Least Score names typed in ASCII, e.g. ``discard 3c 4d``), and now and then types
+    something invalid first, checking that it is refused and asked again."""
+
+    def __init__(self, out: CheckedOutput, seed: int, invalid_every: int = 7, limit: int = 5000) -> None:
+        self.out, self.rng = out, np.random.default_rng(seed)
+        self.n = 0
+        self.invalid_every = invalid_every
+        self.pending_invalid: str | None = None
+        self.refusals = 0
+        self.by_number = self.by_name = 0
+        self.limit = limit
+
+    def __call__(self, prompt: str = "") -> str:
+        text = self.out.getvalue()
+        if self.pending_invalid is not None:
+            tail = text[text.rindex("Your move> ", 0, len(text) - 1):]
+            assert "Not a move:" in tail, f"invalid input {self.pending_invalid!r} was not refused: {tail!r}"
+            assert len(tail.strip().splitlines()) == 2, tail  # one line of reason, then the prompt again
+            self.refusals += 1
+            self.pending_invalid = None
+        self.n += 1
+        assert self.n < self.limit, "game did not end"
+        if self.n % self.invalid_every == 0:
+            self.pending_invalid = ["zzz", "0", "99", "slot 42", "q?", ""][self.n // self.invalid_every % 6]
+            return self.pending_invalid
+        moves = offered_moves(text)
+        k = int(self.rng.integers(len(moves)))
+        if self.n % 2:
+            self.by_number += 1
+            return str(k + 1)
+        self.by_name += 1
+        name = moves[k]
+        return normalize(name) if self.n % 4 == 0 else name
+
+
+def run_scripted(game, vs, seed, **kw):
+    out = CheckedOutput()
+    s = PlaySession(game, vs, seed=seed, output=out, input_fn=None, **kw)
+    script = Scripted(out, seed)
+    s.input_fn = script
+    out.watch(s)
+    result = s.run()
+    return s, out, script, result
+
+
+@pytest.mark.parametrize("opponent", ["racko:bucket", "racko:ranges", "racko:sequence"])
+def test_racko_round_against_each_heuristic(marked_racko_cards, opponent):
+    s, out, script, result = run_scripted("racko", [opponent], seed=7, rules_kwargs={"max_turns": 80})
+    text = out.getvalue()
+    assert not result["quit"] and "=== End of round 1 ===" in text
+    assert result["winners"] and len(result["round_points"]) == 2
+    assert script.by_number > 5 and script.by_name > 5 and script.refusals >= 3
+    assert out.cards_checked > 100 and out.known_lines_checked > 5
+    assert "Since your last turn:" in text and f"player_1 ({opponent})" in text
+    assert re.search(r"player_1 (took the discard <\d+>|drew from the pile) and (put it in slot \d+|discarded)", text)
+
+
+@pytest.mark.parametrize("opponent", ["leastscore:greedy", "leastscore:counting"])
+def test_leastscore_round_against_each_heuristic(opponent):
+    s, out, script, result = run_scripted("leastscore", [opponent], seed=11)
+    text = out.getvalue()
+    assert s.core.num_players == 4  # the game's default table, the last --vs fills it
+    assert not result["quit"] and "=== End of round 1 ===" in text
+    assert script.by_number >= 1 and script.by_name >= 1 and script.by_number + script.by_name >= 4
+    assert out.cards_checked > 30 and out.known_lines_checked > 5
+    assert re.search(r"player_\d discarded (\S+ )+and took (the deck|\S+ from the floor)", text)
+    assert "declared" in text or "Nobody declared" in text
+
+
+def test_racko_match_and_seats(marked_racko_cards):
+    s, out, script, result = run_scripted("racko", ["racko:bucket", "racko:sequence"], seed=3, players=3, seat=1,
+                                          match=True, rules_kwargs={"target_score": 100, "max_turns": 40})
+    assert s.specs == {2: "racko:bucket", 0: "racko:sequence"}
+    assert not result["quit"] and max(result["total_points"]) >= 100 and result["rounds"] >= 1
+    assert "you (player_1)" in out.getvalue()
+
+
+def test_leastscore_match_to_the_end():
+    s, out, script, result = run_scripted("leastscore", ["leastscore:counting"], seed=2, players=3, match=True,
+                                          rules_kwargs={"elimination_score": 25})
+    text = out.getvalue()
+    assert not result["quit"]
+    assert "wins the match" in text or "win the match" in text or "share the win of the match" in text
+    assert "eliminated (L9)" in text
+
+
+def test_leak_check_can_fail(marked_racko_cards):
+    """The checker itself: an opponent's unseen card or a wrong 'known' line is caught."""
+    s = PlaySession("racko", ["racko:sequence"], seed=1)
+    s.state = s.core.init(1, 1)
+    out = CheckedOutput()
+    hidden = sorted(hidden_cards(s))
+    opp_card = s.core.state_dict(s.state)["racks"][1][0]
+    assert opp_card in hidden
+    with pytest.raises(Leak):
+        check_public(s, f"player_1 drew <{opp_card}>", out)
+    with pytest.raises(AssertionError):
+        check_public(s, f"  player_1 (racko:sequence): slot 1 = <{opp_card}>; other slots unknown", out)
+    check_public(s, f"your card <{s.core.state_dict(s.state)['racks'][0][0]}>", out)  # own cards are fine
+    ls = PlaySession("leastscore", ["leastscore:counting"], seed=1)
+    ls.state = ls.core.init(1, 1)
+    opp = parse_card(ls.core.state_dict(ls.state)["hands"][2][0])
+    with pytest.raises(Leak):
+        check_public(ls, "floor: " + card_str(opp, symbols=True), out)
+
+
+def test_invalid_input_reasons():
+    out = io.StringIO()
+    answers = iter(["", "0", "42", "hello", "take", "?", "1", "q"])
+    s = PlaySession("racko", ["racko:sequence"], seed=5, output=out, input_fn=lambda p="": next(answers))
+    result = s.run()
+    text = out.getvalue()
+    assert result["quit"] and "You quit: leaving the game" in text
+    reasons = [line for line in text.splitlines() if "Not a move:" in line]
+    assert len(reasons) == 4 and "You: take discard" in text  # 'take' is a unique start of a name
+    assert "empty input" in reasons[0]
+    assert "there is no move 0" in reasons[1] and "there is no move 42" in reasons[2]
+    assert "'hello' is not a legal move now" in reasons[3]
+    assert text.count("Moves:") >= 3  # '?' listed the moves again
+
+
+def test_names_prefixes_and_ascii_cards():
+    s = PlaySession("leastscore", ["leastscore:counting"], seed=4)
+    s.state = s.core.init(1, 4)
+    while int(s.core.current_player(s.state)[0]) != 0:  # let the others play up to the human's turn
+        cur = int(s.core.current_player(s.state)[0])
+        a = s.agents[cur].act(s.core.observe(s.state, cur), s.core.legal_action_mask(s.state))
+        s.core.step(s.state, a)
+    v = s.my_view()
+    moves = s.text.moves(v, s.core.legal_action_mask(s.state)[0])
+    hand = [card_str(int(c), symbols=True) for c in v["hand"] if c >= 0]
+    single = next(m for m in moves if m.name == f"discard {hand[0]}")
+    ascii_name = hand[0].replace("\u2663", "c").replace("\u2666", "d").replace("\u2665", "h").replace("\u2660", "s")
+    assert s.choose(normalize(f"discard {ascii_name.upper()}"), moves, v) is single
+    assert s.choose(normalize(ascii_name), moves, v) is single
+    assert "not in your hand" in s.choose("discard " + next(
+        c for c in ["as", "2c", "3d", "4h", "5s", "6c", "7d"]
+        if card_str(parse_card(c), symbols=True) not in hand), moves, v)
+    assert isinstance(s.choose("discard", moves, v), str)  # ambiguous: several discards
+    r = PlaySession("racko", ["racko:sequence"], seed=4)
+    r.state = r.core.init(1, 4)
+    while int(r.core.current_player(r.state)[0]) != 0:
+        cur = int(r.core.current_player(r.state)[0])
+        r.core.step(r.state, r.agents[cur].act(r.core.observe(r.state, cur), r.core.legal_action_mask(r.state)))
+    v = r.my_view()
+    moves = r.text.moves(v, r.core.legal_action_mask(r.state)[0])
+    assert r.choose("draw", moves, v).action == 0 and r.choose("take", moves, v).action == 1
+    assert "first choose a pile" in r.choose("slot 4", moves, v)
+    assert "no slot 11" in r.choose("put in slot 11", moves, v)
+
+
+def test_eof_exits_cleanly():
+    def eof(prompt=""):
+        raise EOFError
+
+    out = io.StringIO()
+    result = PlaySession("leastscore", ["leastscore:greedy"], seed=1, output=out, input_fn=eof).run()
+    assert result["quit"] and "Input closed: leaving the game (seed 1)." in out.getvalue()
+
+
+def test_cli_play(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n2\n"))
+    assert cli_main(["play", "racko", "--vs", "racko:sequence", "--seed", "9", "--rule", "max_turns=50"]) == 0
+    text = capsys.readouterr().out
+    assert "Rack-O, 2 players, one round, seed 9." in text and "You: draw from the pile." in text
+    assert "Input closed" in text
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert cli_main(["play", "leastscore", "--vs", "leastscore:counting", "--players", "2", "--seat", "1"]) == 0
+    assert "you (player_1)" in capsys.readouterr().out
+    assert cli_main(["play", "racko", "--vs", "random", "--vs", "random", "--vs", "random", "--players", "2"]) == 2
+    assert "only 1 other seats" in capsys.readouterr().err
+    assert cli_main(["play", "racko", "--vs", "leastscore:greedy"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+
+
+def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import model_metadata, save_model
+    from training.vec_env import CoreVecEnv
+
+    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], rules_kwargs={"max_turns": 30}, seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [16]})
+    model.learn(64)
+    path = str(tmp_path / "tiny.zip")
+    save_model(model, path, model_metadata(env.core, "racko", features=True, train_config={"test": True}))
+    s, out, script, result = run_scripted("racko", [f"ppo:{path}"], seed=1, rules_kwargs={"max_turns": 30})
+    assert not result["quit"] and f"player_1 (ppo:{path})" in out.getvalue()
