@@ -521,6 +521,8 @@ class RackoCore:
         and its page faults when the caller reuses one buffer, e.g. a vector env)."""
         st = state
         K, P = self.pile_size, self.num_players
+        if st.disc_n.shape[0] == 1 and out is None:
+            return self._observe_one(st, int(np.asarray(seat).reshape(-1)[0]))
         c = self._cache(st.disc_n.shape[0])
         o = self._obs_off
         if not isinstance(seat, (int, np.integer)):
@@ -548,6 +550,27 @@ class RackoCore:
         np.copyto(obs[:, o["seen"] :].reshape(-1, 2, self.deck_size), st.pub[:, :, 1:])
         obs[:, : o["seen"]] *= self._obs_scale_head
         return obs
+
+    def _observe_one(self, st: RackoState, seat: int) -> np.ndarray:
+        """``observe`` for one game (the AEC env) from Python lists: same values, few calls."""
+        K, P = self.pile_size, self.num_players
+        racks = st.racks[0].tolist()
+        piles = st.piles[0].tolist()
+        ph, player, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
+        totals = st.totals[0].tolist()
+        order = [(seat + j) % P for j in range(P)]
+        raw = [x if x > 0 else -x for x in racks[seat]]
+        for q in order[1:]:  # opponents: only the public (negative) cards, R5
+            raw += [-x if x < 0 else 0 for x in racks[q]]
+        raw += [ph == 0, ph == 1, ph == 2]
+        rel = (player - seat) % P
+        raw += [j == rel for j in range(P)]
+        raw += [piles[K - s - 1] if ph != CHOOSE and player == seat else 0, piles[K - s],
+                K - s - (ph != CHOOSE), s, int(st.turn[0])]
+        raw += [totals[q] for q in order]
+        pub = st.pub[0, :, 1:].tolist()
+        raw += pub[0] + pub[1]
+        return (np.array(raw, dtype=np.float32) * self._obs_scale)[None, :]
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, decoded fields of a batch of observations ``(B, obs_size)`` (layout v1)."""

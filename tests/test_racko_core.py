@@ -286,3 +286,18 @@ def test_observe_into_a_given_buffer_matches():
     got = core.observe(st, seats, out=buf)
     assert got is buf
     np.testing.assert_array_equal(buf, core.observe(st, seats))
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+def test_single_game_observe_equals_the_batched_one(P):
+    core = RackoCore(RackoRules(num_players=P, deck_size=10 * P + 4))
+    st = core.init(8, 2)
+    rng = np.random.default_rng(3)
+    for t in range(120):
+        seats = rng.integers(0, P, size=8)
+        batched = core.observe(st, seats)
+        for i in range(8):
+            np.testing.assert_array_equal(core.observe(st.take(np.array([i])), int(seats[i]))[0], batched[i])
+        m = core.legal_action_mask(st)
+        res = core.step(st, np.argmax(m * rng.random(m.shape), axis=1))
+        core.reset_where(st, res.terminated | res.truncated)
