@@ -77,6 +77,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--eval-against", default=None, help="heuristics to evaluate against, comma-separated")
     p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
     p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
+    p.add_argument("--bc-teacher", default=None,
+                   help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
+    p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
+    p.add_argument("--bc-epochs", type=int, default=4)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
     p.add_argument("--runs", default="runs", help="directory of the runs")
@@ -98,6 +102,75 @@ def parse_pool(text: str) -> list[tuple[str, float]]:
     if not pool:
         raise ValueError("empty opponent pool")
     return pool
+
+
+def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
+                    quiet: bool = True) -> dict[str, Any]:
+    """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent."""
+    import torch
+
+    from agents.registry import make_agent
+
+    teacher = make_agent(teacher_spec, env.core, seed=seed, game=env.game)
+    B, n_raw = env.num_envs, env.core.obs_size
+    T = max(1, samples // B)
+    obs_buf = np.zeros((T, B, env.observation_space.shape[0]), np.float32)
+    mask_buf = np.zeros((T, B, env.core.num_actions), bool)
+    act_buf = np.zeros((T, B), np.int64)
+    rew_buf = np.zeros((T, B), np.float32)
+    done_buf = np.zeros((T, B), bool)
+    obs = env.reset()
+    for t in range(T):  # the teacher plays the learner's seat
+        masks = env.action_masks()
+        a = teacher.act(obs[:, :n_raw], masks)
+        obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, a
+        obs, rew, done, _ = env.step(a)
+        rew_buf[t], done_buf[t] = rew, done
+    # discounted returns; samples after a game's last finished episode have none (dropped)
+    ret = np.zeros((T, B), np.float32)
+    valid = np.zeros((T, B), bool)
+    g = np.zeros(B, np.float32)
+    seen_end = np.zeros(B, bool)
+    for t in range(T - 1, -1, -1):
+        seen_end |= done_buf[t]
+        g = rew_buf[t] + gamma * g * (~done_buf[t])
+        ret[t], valid[t] = g, seen_end
+    X = torch.as_tensor(obs_buf.reshape(T * B, -1))
+    M = mask_buf.reshape(T * B, -1)
+    A = torch.as_tensor(act_buf.reshape(-1))
+    R = torch.as_tensor(ret.reshape(-1))
+    V = torch.as_tensor(valid.reshape(-1))
+    policy = model.policy
+    policy.set_training_mode(True)
+    opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+    rng = np.random.default_rng(seed)
+    n = T * B
+    log = {}
+    for epoch in range(epochs):
+        order = rng.permutation(n)
+        tot_ce = tot_acc = tot_v = 0.0
+        for start in range(0, n, 1024):
+            idx = order[start : start + 1024]
+            dist = policy.get_distribution(X[idx], action_masks=M[idx])
+            ce = -dist.log_prob(A[idx]).mean()
+            acc = (dist.distribution.probs.argmax(dim=1) == A[idx]).float().mean()
+            v = policy.predict_values(X[idx]).squeeze(-1)
+            vm = V[idx]
+            vloss = ((v - R[idx]) ** 2)[vm].mean() if vm.any() else torch.zeros(())
+            loss = ce + 0.5 * vloss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            opt.step()
+            k = len(idx)
+            tot_ce += float(ce.detach()) * k
+            tot_acc += float(acc.detach()) * k
+            tot_v += float(vloss.detach()) * k
+        log = {"epoch": epoch + 1, "cross_entropy": tot_ce / n, "accuracy": tot_acc / n, "value_mse": tot_v / n}
+        if not quiet:
+            print(f"bc epoch {epoch + 1}: {log}", flush=True)
+    policy.set_training_mode(False)
+    return {"teacher": teacher_spec, "samples": n, **log}
 
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
@@ -168,6 +241,19 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}},
         )
     model.set_logger(logger)
+
+    # -- optional warm start: behaviour cloning of a heuristic ---------------------------------
+    # The teacher plays the learner's seat in the same env (same opponents); the policy
+    # learns its masked actions (cross-entropy) and the value net the discounted returns.
+    if args.bc_teacher and not args.init:
+        t_bc = time.perf_counter()
+        bc = behaviour_clone(model, env, args.bc_teacher, args.bc_samples, args.bc_epochs, args.gamma, args.seed,
+                             quiet=args.quiet)
+        bc["minutes"] = (time.perf_counter() - t_bc) / 60
+        config["bc_result"] = bc
+        writer.add_text("bc", json.dumps(bc))
+        print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
+        model._last_obs = None  # PPO starts from fresh games
 
     # -- win rates by opponent, from the env's episode infos -----------------------------------
     class WinTracker(BaseCallback):

@@ -192,13 +192,14 @@ class CoreVecEnv(VecEnv):
         self.ep_len = np.zeros(B, np.int64)
         self.ep_start = np.zeros(B, np.float64)
         self._draw(np.arange(B))
+        self._phi = np.zeros(B, np.float32)
+        self._phi_terminal = np.zeros(B, np.float32)
         rew = np.zeros(B, np.float32)
         done = np.zeros(B, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(B)]
         self._advance(rew, done, infos)  # opponents who sit before the learner play first
         self._obs, raw = self._learner_obs()
         self._phi = self._potential(raw)
-        self._phi_terminal = np.zeros(B, np.float32)
         self._masks = self.core.legal_action_mask(self.state)
         self.reset_infos = [{} for _ in range(B)]
         return self._obs
