@@ -129,7 +129,7 @@ __all__ = ["env", "raw_env"]
 class raw_env(CoreAECEnv):
     """Rack-O as a PettingZoo AEC env (see the module docstring)."""
 
-    metadata = {"name": "racko_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "racko_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
 
     def __init__(
         self,
@@ -151,12 +151,6 @@ class raw_env(CoreAECEnv):
                              render_mode=render_mode, **rule_kwargs),
         )
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        # PettingZoo's api_test probes ``reset(options={"options": 1})`` to check the
-        # signature; that probe is not a deal. Every other unknown key raises ValueError.
-        if options is not None and set(options) == {"options"}:
-            options = None
-        super().reset(seed=seed, options=options)
 
     def rack(self, agent: str) -> list[int]:
         """The cards of ``agent``'s rack, slot 1 (front) first."""

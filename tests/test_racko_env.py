@@ -28,8 +28,7 @@ def test_pettingzoo_seed_test():
 
 
 def test_pettingzoo_render_test():
-    # render_test first builds the env with render_mode="human" only to read its metadata.
-    render_test(lambda render_mode=None: env(render_mode=None if render_mode == "human" else render_mode))
+    render_test(lambda render_mode=None: env(render_mode=render_mode))
 
 
 def test_metadata_and_spaces():
@@ -147,7 +146,7 @@ def test_bad_rule_arguments_name_the_field():
     with pytest.raises(ValueError, match="deck_size"):
         env(num_players=3, deck_size=20)
     with pytest.raises(ValueError, match="render_mode"):
-        env(render_mode="human")
+        env(render_mode="window")
 
 
 def test_match_episode_deals_rounds_until_the_target():
@@ -191,3 +190,18 @@ def test_registered_with_pettingzoo():
     e = pettingzoo.make("aec", "deckgym/racko-v0", num_players=3)
     e.reset(seed=0)
     assert isinstance(e.unwrapped, raw_env) and len(e.possible_agents) == 3
+
+
+def test_human_render_prints_the_racks(capsys):
+    e = env(num_players=2, render_mode="human")
+    e.reset(seed=5)
+    assert e.render() is None
+    out = capsys.readouterr().out
+    for agent in e.possible_agents:
+        assert str(e.unwrapped.rack(agent)[0]) in out
+
+
+def test_misspelled_deal_option_is_rejected():
+    e = env(num_players=2)
+    with pytest.raises(ValueError, match="rakcs"):
+        e.reset(seed=0, options={"rakcs": []})
