@@ -122,10 +122,6 @@ def _finish(
     act[placing] = 2 + place_slot[placing]
     drop = (phase == PLACE_DRAWN) & discard_drawn & masks[:, DISCARD]
     act[drop] = DISCARD
-    # Safety net only for inconsistent masks (never expected): keep the choice legal.
-    bad = ~masks[np.arange(B), act]
-    if bad.any():
-        act[bad] = np.argmax(masks[bad], axis=1)
     return act
 
 
