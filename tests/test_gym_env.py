@@ -72,11 +72,11 @@ def test_gymnasium_check_env(game):
     from gymnasium.utils.env_checker import check_env
 
     # Gymnasium's step-determinism check samples an action *before* a reset and steps it
-    # *after* it, so in "raise" mode the stale action (a slot after a draw) is illegal by
-    # design; with "terminate" the illegal step is a well-defined, deterministic end.
-    check_env(make(game, illegal_action="terminate").unwrapped)
-    # and in the default mode every check up to that point passes, failing only there:
-    env = make(game).unwrapped
+    # *after* it, so the stale action may be illegal in the new deal: the default
+    # ("terminate", PettingZoo classic's convention) makes that a deterministic end.
+    check_env(make(game).unwrapped)
+    # with illegal_action="raise" every check up to that point passes, failing only there:
+    env = make(game, illegal_action="raise").unwrapped
     with pytest.raises(ValueError, match="illegal action"):
         check_env(env)
 
@@ -119,7 +119,7 @@ def test_sample_draws_legal_actions_and_masks_are_exact(game):
 
 @pytest.mark.parametrize("game", list(CASES))
 def test_illegal_actions(game):
-    env = make(game)
+    env = make(game, illegal_action="raise")
     env.reset(seed=0)
     mask = env.unwrapped.action_masks()
     bad = int(np.flatnonzero(~mask)[0])
@@ -131,9 +131,10 @@ def test_illegal_actions(game):
     with pytest.raises(ValueError, match="one integer"):
         env.step(0.5)
     env.step(int(np.flatnonzero(mask)[0]))  # still usable after the refusals
-    env = make(game, illegal_action="terminate")
+    env = make(game)  # default: terminate, with a warning naming the action
     env.reset(seed=0)
-    obs, r, term, trunc, info = env.step(bad)
+    with pytest.warns(UserWarning, match=re.escape(f"illegal action {bad} ({name})")):
+        obs, r, term, trunc, info = env.step(bad)
     assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, bad)
     with pytest.raises(ValueError, match="illegal_action"):
         make(game, illegal_action="ignore")

@@ -21,10 +21,12 @@ for the same seed: ``reset(seed=s)`` deals game 0 of seed ``s`` (the deal of
   sb3-contrib's ``MaskablePPO``); ``info["action_mask"]`` holds the same as int8.
   ``env.action_space.sample()`` without a mask draws a *legal* action of the current
   decision (the space knows the env's mask); ``sample(mask=...)`` works as usual.
-- **Illegal actions**: ``illegal_action="raise"`` (default) raises ``ValueError`` naming
-  the action, the phase and the legal actions; ``"terminate"`` ends the episode with
-  reward −1 and ``info["illegal_action"]`` (PettingZoo's ``TerminateIllegalWrapper``
-  behaviour, for algorithms without masks).
+- **Illegal actions**: ``illegal_action="terminate"`` (default) ends the episode with
+  reward −1, ``info["illegal_action"]`` and a logged warning naming the action, the phase
+  and the legal actions: PettingZoo classic's ``TerminateIllegalWrapper`` convention, and
+  what Gymnasium's ``check_env`` needs (its determinism check replays an action sampled
+  before ``reset``, which may be illegal in the new deal). ``"raise"`` raises
+  ``ValueError`` with the same message instead. (The PettingZoo env raises by default.)
 - **Opponents**: ``opponents`` is a pool of agent specs (``"random"``,
   ``"racko:sequence"``, ``"ppo:PATH"``, ...) or :class:`agents.base.Agent` objects; at each
   reset one is drawn (``opponent_weights``) and plays every other seat.
@@ -112,7 +114,7 @@ class DeckGymEnv(gymnasium.Env):
         reward: str = "win",
         shaping: float = 0.0,
         features: bool = False,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         render_mode: str | None = None,
         **rule_kwargs: Any,
     ) -> None:
@@ -176,6 +178,7 @@ class DeckGymEnv(gymnasium.Env):
                    f"legal actions: {self._legal_names()}")
             if self.illegal_action == "raise":
                 raise ValueError(msg)
+            gymnasium.logger.warn(f"{msg}; the episode ends with reward -1 (illegal_action='terminate')")
             self._done = True
             obs = self._venv._obs[0].copy()
             self._mask = np.zeros_like(self._mask)
