@@ -1,0 +1,141 @@
+"""The arena, the tournament, the demo job and the eval/rules/bench CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from deckgym.cli import main as cli
+from training.arena import bradley_terry_elo, evaluate, save_chart, wilson_interval
+from training.demo import lineup
+from training.tournament import tournament
+
+
+def test_wilson_interval_contains_the_rate_and_narrows():
+    lo, hi = wilson_interval(60, 100)
+    assert lo < 0.6 < hi
+    lo2, hi2 = wilson_interval(600, 1000)
+    assert lo < lo2 < 0.6 < hi2 < hi
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_bradley_terry_orders_by_strength_and_centres_on_1500():
+    # a beats b 80%, b beats c 80%
+    pair = np.array([[0, 80, 90], [20, 0, 80], [10, 20, 0]], dtype=float)
+    r = bradley_terry_elo(pair)
+    assert r[0] > r[1] > r[2]
+    assert abs(r.mean() - 1500) < 1e-6
+    # an unbeaten agent still gets a finite rating (virtual draws)
+    assert np.isfinite(bradley_terry_elo(np.array([[0, 10.0], [0, 0]]))).all()
+
+
+def test_duplicate_deals_rotate_seats_and_count_every_game():
+    rep = evaluate("racko", ["random", "racko:bucket"], deals=30, seed=1, rules_kwargs={"max_turns": 40})
+    by = {a.name: a for a in rep.agents}
+    assert by["random"].games == by["racko:bucket"].games == 60  # 30 deals x 2 seatings
+    # every game has at least one winner share, and shares add up to the games played
+    assert by["random"].wins + by["racko:bucket"].wins == pytest.approx(60)
+    assert rep.lineup == ["random", "racko:bucket"]
+
+
+def test_same_seed_same_table_bit_for_bit_and_other_seed_differs():
+    kw = dict(deals=40, players=4, rules_kwargs={"max_turns": 30})
+    a = evaluate("leastscore", ["leastscore:greedy", "random"], seed=5, **kw).to_json()
+    b = evaluate("leastscore", ["leastscore:greedy", "random"], seed=5, **kw).to_json()
+    c = evaluate("leastscore", ["leastscore:greedy", "random"], seed=6, **kw).to_json()
+    assert json.dumps(a) == json.dumps(b)
+    assert json.dumps(a) != json.dumps(c)
+
+
+def test_last_spec_fills_the_table_and_stats_are_per_seat():
+    rep = evaluate("racko", ["racko:sequence", "random"], deals=10, seed=0, players=4)
+    by = {a.name: a for a in rep.agents}
+    assert rep.lineup == ["racko:sequence", "random", "random", "random"]
+    assert by["racko:sequence"].games == 40 and by["random"].games == 120
+
+
+def test_matches_score_whole_matches():
+    rep = evaluate("racko", ["racko:sequence", "racko:bucket"], deals=4, seed=0, matches=True,
+                   rules_kwargs={"target_score": 150})
+    assert rep.matches and sum(a.games for a in rep.agents) == 16  # 4 deals x 2 seatings x 2 seats
+    # a match is several rounds: mean points per round are round points, not match totals
+    assert all(0 < a.mean_points <= 75 for a in rep.agents)
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(ValueError, match="valid agents: .*racko:sequence"):
+        evaluate("racko", ["racko:nope", "random"], deals=2)
+    with pytest.raises(ValueError, match="leastscore:counting"):
+        evaluate("racko", ["leastscore:counting", "random"], deals=2)  # another game's agent
+    with pytest.raises(ValueError, match="valid games"):
+        evaluate("chess", ["random"], deals=2)
+    with pytest.raises(ValueError, match="at most one agent per seat"):
+        evaluate("racko", ["random"] * 3, deals=2, players=2)
+    with pytest.raises(ValueError, match="deals"):
+        evaluate("racko", ["random", "random"], deals=0)
+
+
+def test_json_and_chart_are_written(tmp_path):
+    rep = evaluate("racko", ["racko:ranges", "random"], deals=8, seed=0, rules_kwargs={"max_turns": 60})
+    path = tmp_path / "chart.png"
+    save_chart(rep, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    d = rep.to_json()
+    for row in d["agents"]:
+        assert {"name", "games", "win_rate", "ci_low", "ci_high", "mean_points", "rating"} <= set(row)
+        assert row["ci_low"] <= row["win_rate"] <= row["ci_high"]
+
+
+def test_tournament_cross_table_is_consistent():
+    rep = tournament("racko", ["random", "racko:bucket", "racko:ranges"], deals=10, seed=0,
+                     rules_kwargs={"max_turns": 60})
+    assert len(rep.pairs) == 3
+    for p in rep.pairs:
+        assert 0.0 <= p.ci_low <= p.share_a <= p.ci_high <= 1.0
+    assert rep.ratings["racko:ranges"] > rep.ratings["random"]
+    text = rep.table()
+    assert "racko:ranges" in text and "rating" in text
+
+
+def test_demo_lineup_finds_shipped_models(tmp_path):
+    (tmp_path / "racko_2p_v1.zip").write_bytes(b"")
+    (tmp_path / "racko_4p.zip").write_bytes(b"")
+    specs = lineup("racko", 2, str(tmp_path))
+    assert specs[0] == "random" and "racko:sequence" in specs
+    assert specs[-1] == f"ppo:{tmp_path / 'racko_2p_v1.zip'}"
+    assert not any("4p" in s for s in specs)
+
+
+def test_cli_eval_writes_json_and_chart(tmp_path, capsys):
+    out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
+    rc = cli(["eval", "racko", "racko:bucket", "random", "--games", "6", "--seed", "2", "--quiet",
+              "--rule", "max_turns=50", "--json", str(out_json), "--chart", str(out_png)])
+    assert rc == 0
+    assert "racko:bucket" in capsys.readouterr().out
+    assert {a["name"] for a in json.loads(out_json.read_text())["agents"]} == {"racko:bucket", "random"}
+    assert out_png.exists()
+
+
+def test_cli_errors_are_one_line(capsys):
+    assert cli(["eval", "racko", "racko:nope", "--games", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "valid agents" in err
+    assert cli(["rules", "racko", "--rule", "partners=true"]) == 2  # partners needs 4 players
+    assert "partners" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli(["eval", "racko", "random", "--games", "lots"])  # argparse: bad flag value
+    with pytest.raises(ValueError):
+        cli(["--debug", "eval", "racko", "racko:nope", "--games", "2"])  # --debug re-raises
+
+
+def test_cli_rules_prints_every_field(capsys):
+    assert cli(["rules", "leastscore", "--rule", "elimination_score=50"]) == 0
+    out = capsys.readouterr().out
+    assert "elimination_score" in out and "= 50" in out and "sequence_lengths" in out
+
+
+def test_cli_bench_runs_and_writes_json(tmp_path, capsys):
+    path = tmp_path / "b.json"
+    assert cli(["bench", "racko", "--seconds", "0.05", "--batches", "8", "--no-baselines", "--json", str(path)]) == 0
+    d = json.loads(path.read_text())
+    assert d["agent_steps_per_second"]["core B=8"] > 0 and d["state_bytes_per_game"] <= 256
