@@ -132,6 +132,36 @@ class _BatchTables:
         self.up_lo = np.ndarray(shape=(b,), dtype=np.uint64, buffer=self.up, offset=0, strides=(10,))
         self.up_hi = np.ndarray(shape=(b,), dtype=np.uint16, buffer=self.up, offset=8, strides=(10,))
 
+        # Observation buffers (see RackoCore.observe): a uint8 code of the whole row (only
+        # the flags part is read) cast in one pass, and the head (cards, one-hots, counts,
+        # turn, scores) as a separate contiguous code scaled by a tiled scale vector.
+        H, O = core._obs_off["seen"], core.obs_size
+        self.obs_code = np.zeros((b, O), np.uint8)
+        self.head_code = np.zeros((b, H), np.uint8)
+        self.head_f = np.zeros((b, H), np.float32)
+        self.head_scale = np.tile(core._obs_scale_head, b)
+        self.head_scale[core._obs_off["turn"] :: H] = 0  # turn / scores are written as floats
+        for j in range(P):
+            self.head_scale[core._obs_off["scores"] + j :: H] = 0
+
+        def rowview(buf: np.ndarray, off: int, n: int) -> np.ndarray:
+            # Bytes [off, off + n) of every row of ``buf`` as one (b,) array of n-byte items:
+            # copying a column block is then one 1-D copy instead of one inner loop per row.
+            return np.ndarray((b,), np.dtype((np.void, n)), buffer=buf, offset=off, strides=(buf.strides[0],))
+
+        o = core._obs_off
+        self.v_rack = rowview(self.head_code, 0, 10)
+        self.v_opp = rowview(self.head_code, 10, 10 * (P - 1))
+        self.v_info = rowview(self.head_code, o["phase"], o["turn"] - o["phase"])
+        self.v_seen = rowview(self.obs_code, H, N)
+        self.v_in_discard = rowview(self.obs_code, H + N, N)
+        self.v_scores = rowview(self.head_f, 4 * o["scores"], 4 * P)
+        self.head_items = self.head_f.view(np.dtype((np.void, 4 * H))).reshape(-1)
+        self.hand_col = self.head_code[:, o["hand"]]
+        self.top_col = self.head_code[:, o["discard_top"]]
+        self.turn_col = self.head_f[:, o["turn"]]
+        self.base_seat2 = 2 * self.base_seat + 1  # P = 2: base_seat + the other seat
+
         self.alive = np.ones((b, P), bool)
         self.alive.flags.writeable = False
 
@@ -264,6 +294,22 @@ class RackoCore:
         self._obs_scale = scale
         self._obs_off = {name: sl.start for name, sl in self.obs_slices.items()}
         self._obs_scale_head = scale[: self._obs_off["seen"]].copy()  # seen / in_discard are 0/1
+        # One row per (phase, seat to move, my seat, discard pile size s): the uint8 code
+        # of [phase one-hot, to_move one-hot, hand (0), discard top (0), draw size, discard
+        # size], and whether I see the card in hand (I hold it: a place phase and my turn).
+        o = self._obs_off
+        ph, pl, me, dn = (g.reshape(-1) for g in np.meshgrid(np.arange(3), np.arange(P), np.arange(P), np.arange(K + 1),
+                                                              indexing="ij"))
+        rel = (pl - me) % P
+        info = np.zeros((len(ph), o["turn"] - o["phase"]), np.uint8)
+        info[np.arange(len(ph)), ph] = 1
+        info[np.arange(len(ph)), 3 + rel] = 1
+        info[:, o["draw_size"] - o["phase"]] = np.maximum(K - dn - (ph != CHOOSE), 0)
+        info[:, o["discard_size"] - o["phase"]] = dn
+        self._obs_info = info.view(np.dtype((np.void, info.shape[1]))).reshape(-1)
+        self._obs_hand_vis = ((ph != CHOOSE) & (rel == 0)).astype(np.uint8)
+        self._obs_turn_scale = scale[o["turn"]]
+        self._obs_score_scale = scale[o["scores"]]
         self.obs_low = 0.0
         self.obs_high = high
 
@@ -523,32 +569,58 @@ class RackoCore:
         K, P = self.pile_size, self.num_players
         if st.disc_n.shape[0] == 1 and out is None:
             return self._observe_one(st, int(np.asarray(seat).reshape(-1)[0]))
-        c = self._cache(st.disc_n.shape[0])
-        o = self._obs_off
+        b, N = st.disc_n.shape[0], self.deck_size
+        c = self._cache(b)
         if not isinstance(seat, (int, np.integer)):
             seat = np.asarray(seat)
-        ego = c.base_seat_col + self._rot.take(seat, axis=0)  # (B, P) flat seat index: me, then the seats after me
-        obs = np.empty((st.disc_n.shape[0], self.obs_size), np.float32) if out is None else out
-        # Racks: my cards; of the opponents only the cards publicly known to be there (R5:
-        # stored negative). Written as integers, scaled at the end.
-        r = st.racks.view(self._void10).reshape(-1).take(ego).view(np.int8)  # (B, 10P)
-        np.abs(r[:, :10], out=obs[:, :10])
-        np.maximum(np.negative(r[:, 10:]), 0, out=obs[:, 10 : o["phase"]])
-        np.equal(st.phase[:, None], c.ar3, out=obs[:, o["phase"] : o["to_move"]])
-        np.equal(((st.player - seat) % P)[:, None], c.ar_seat, out=obs[:, o["to_move"] : o["hand"]])
+        # Every block is written as one 1-D copy of n-byte items (``_BatchTables`` views):
+        # a 2-D column-block write would pay one inner loop per row. Cards and counts are
+        # assembled as uint8 codes, then cast / scaled in contiguous passes.
+        rv = st.racks.reshape(-1).view(self._void10)  # one item per (game, seat) rack
+        me = c.base_seat + seat
+        if P == 2:
+            opp = c.base_seat2 - me
+            scores = np.stack([st.totals.reshape(-1).take(me), st.totals.reshape(-1).take(opp)], axis=1)
+        else:
+            ego = c.base_seat_col + self._rot.take(seat, axis=0)  # (B, P) me, then the seats after me
+            opp = ego[:, 1:]
+            scores = st.totals.reshape(-1).take(ego)
+        # My rack (abs: public cards are stored negative); of the opponents only the cards
+        # publicly known to be there (R5: stored negative).
+        mine = rv.take(me)
+        np.abs(mine.view(np.int8), out=mine.view(np.int8))
+        np.copyto(c.v_rack, mine)
+        theirs = rv.take(opp).reshape(-1)
+        t8 = theirs.view(np.int8)
+        sign = np.right_shift(t8, 7)  # -1 where public (negative), else 0
+        np.negative(t8, out=t8)
+        np.bitwise_and(t8, sign, out=t8)  # max(-x, 0), faster than np.maximum for int8
+        np.copyto(c.v_opp, theirs.view(c.v_opp.dtype))
+        # Phase, seat to move, draw/discard sizes: one table row; then [hand, discard top]
+        # from the piles (adjacent: the gap K-s-1 and K-s, piles[K] = 0 if s = 0).
         s = st.disc_n
-        holding = st.phase != CHOOSE
-        # [card in hand (the gap, K-1-s), discard top (K-s)]; the hand is seen by its holder
-        # only (a drawn card is face down, R4); piles[K] = 0 when the discard pile is empty.
-        hd = st.piles.reshape(-1).take((c.base_pile - s)[:, None] + c.zero_one)
-        hd[:, 0] *= holding & (st.player == seat)
-        obs[:, o["hand"] : o["draw_size"]] = hd
-        obs[:, o["draw_size"]] = K - s - holding
-        obs[:, o["discard_size"]] = s
-        obs[:, o["turn"]] = st.turn
-        obs[:, o["scores"] : o["seen"]] = st.totals.reshape(-1).take(ego)
-        np.copyto(obs[:, o["seen"] :].reshape(-1, 2, self.deck_size), st.pub[:, :, 1:])
-        obs[:, : o["seen"]] *= self._obs_scale_head
+        key = st.phase * P
+        key += st.player
+        key *= P
+        key = np.add(key, seat, dtype=np.intp)  # (phase, player, seat): no modulo (slow)
+        key *= K + 1
+        key += s
+        np.copyto(c.v_info, self._obs_info.take(key))
+        pu = st.piles.reshape(-1).view(np.uint8)
+        pidx = c.base_pile - s
+        np.multiply(pu.take(pidx), self._obs_hand_vis.take(key), out=c.hand_col)  # a drawn card is face down (R4)
+        pidx += 1
+        c.top_col[...] = pu.take(pidx)
+        # Flags (0/1) straight from the two planes of ``pub``, then everything cast at once.
+        pub = st.pub.reshape(b, -1)
+        np.copyto(c.v_seen, np.ndarray((b,), c.v_seen.dtype, buffer=pub, offset=1, strides=(pub.strides[0],)))
+        np.copyto(c.v_in_discard, np.ndarray((b,), c.v_seen.dtype, buffer=pub, offset=N + 2, strides=(pub.strides[0],)))
+        obs = np.empty((b, self.obs_size), np.float32) if out is None else out
+        np.copyto(obs, c.obs_code)
+        np.multiply(c.head_code.reshape(-1), c.head_scale, out=c.head_f.reshape(-1))
+        np.multiply(st.turn, self._obs_turn_scale, out=c.turn_col)
+        np.copyto(c.v_scores, np.multiply(scores, self._obs_score_scale).view(c.v_scores.dtype).reshape(-1))
+        np.copyto(np.ndarray((b,), c.head_items.dtype, buffer=obs, strides=(obs.strides[0],)), c.head_items)
         return obs
 
     def _observe_one(self, st: RackoState, seat: int) -> np.ndarray:

@@ -301,3 +301,21 @@ def test_single_game_observe_equals_the_batched_one(P):
         m = core.legal_action_mask(st)
         res = core.step(st, np.argmax(m * rng.random(m.shape), axis=1))
         core.reset_where(st, res.terminated | res.truncated)
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_batched_observe_with_an_empty_draw_pile_in_game_zero(P):
+    """Game 0 with every pile card on the discard pile (s = K, the R6 reshuffle is due): the
+    batched observe reads the card-in-hand gap at flat index -1 there (masked), and must still
+    read the right discard top; it equals the single-game observe for every seat."""
+    core = RackoCore(RackoRules(num_players=P))
+    K = core.pile_size
+    dealt = core.deal(0, {"discard_pile": list(range(1, K + 1)), "first_player": 1})
+    assert int(dealt.disc_n[0]) == K
+    st = core.init(3, 4)
+    st.put(np.array([0]), dealt)
+    for seat in range(P):
+        batched = core.observe(st, np.full(3, seat))
+        for i in range(3):
+            np.testing.assert_array_equal(core.observe(st.take(np.array([i])), seat)[0], batched[i])
+        assert core.obs_view(batched)["discard_top"][0] == K
