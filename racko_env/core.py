@@ -114,21 +114,17 @@ class _BatchTables:
         P, N, K = core.num_players, core.deck_size, core.pile_size
         self.rows = np.arange(b)
         self.base_pile = self.rows * (K + 1) + (K - 1)  # + (K-1) so that pidx = base - s (+1)
-        self.base_rack = self.rows * (P * 10)
         self.base_seat = self.rows * P
-        self.base_pub = self.rows[:, None] * (2 * (N + 1)) + np.array([0, N + 1])  # (b, 2): the two flag planes
         self.base_seat_col = self.base_seat[:, None]
-        self.zero_one = np.arange(2)
-        self.ar3 = np.arange(3)
-        self.ar_seat = np.arange(P)
+        self.base_pub0 = self.rows * (2 * (N + 1))  # + N + 1: the second flag plane
         # Work buffers of the R7 test (see RackoCore.step).
         self.row = np.zeros(b * 10, np.int8)
         self.row_void = self.row.view(core._void10)
         self.diff = np.zeros(b * 10, np.int8)
         self.up = np.zeros(b * 10, bool)
-        pad = np.zeros((b, 10), bool)
-        pad[:, 9] = True
-        self.pad = pad.reshape(-1)
+        thresh = np.zeros((b, 10), np.int8)
+        thresh[:, 9] = -128  # the difference crossing into the next row (>= -126) counts as up
+        self.up_thresh = thresh.reshape(-1)
         self.up_lo = np.ndarray(shape=(b,), dtype=np.uint64, buffer=self.up, offset=0, strides=(10,))
         self.up_hi = np.ndarray(shape=(b,), dtype=np.uint16, buffer=self.up, offset=8, strides=(10,))
 
@@ -238,10 +234,9 @@ class RackoCore:
         self._t_place = place
         self._t_place_p = np.where(place, P, 0).astype(np.int8)
         self._next_seat = (np.arange(2 * P) + np.arange(2 * P) // P) % P  # seat p (+P if the turn ends)
-        # Public flags: a discarded card becomes 3 (seen, in the discard pile); a taken one 1
-        # (seen, left the discard pile); a drawn card is not touched (index 0 is a dummy).
-        self._t_pub_idx = (place | (choose & (a == TAKE))).astype(np.int8)
-        self._t_pub_val = np.stack([place | (choose & (a == TAKE)), place], axis=1)  # (39, 2): seen, in discard
+        # Public flags: a discarded card becomes seen and in the discard pile; a taken one
+        # stays seen and leaves it; a drawn card is not touched (index 0 is a dummy).
+        self._t_touch = place | (choose & (a == TAKE))
         self._t_ds = np.select([choose & (a == TAKE), place], [-1, 1], 0).astype(np.int8)
         self._t_next_phase = np.select(
             [choose & (a == DRAW), choose & (a == TAKE), place], [PLACE_DRAWN, PLACE_DISCARD, CHOOSE], ph
@@ -418,14 +413,18 @@ class RackoCore:
             need = self._t_draw.take(code) & empty  # R6: reshuffle when drawing from it
             if np.count_nonzero(need):
                 self._reshuffle(st, np.flatnonzero(need))
+        # Per-code table lookups, each into its own contiguous array (strided record fields
+        # or int->bool casts in a fancy assignment cost 3-5x more).
         # One pile index serves every phase: the draw-pile top (draw), the discard top
         # (take) or the gap holding the card in hand (place), see the module docstring.
         pf = st.piles.reshape(-1)
-        pidx = c.base_pile - st.disc_n + self._t_take.take(code)
+        pidx = c.base_pile - st.disc_n
+        pidx += self._t_take.take(code)
         card = pf[pidx]
         p = st.player
-        rbase = c.base_rack + p * 10
-        ridx = rbase + self._t_slot.take(code)
+        seat_idx = c.base_seat + p
+        ridx = seat_idx * 10
+        ridx += self._t_slot.take(code)
         rf = st.racks.reshape(-1)
         old = rf[ridx]  # signed (negative = public)
         is_slot = self._t_isslot.take(code)
@@ -434,21 +433,32 @@ class RackoCore:
         rf[ridx] = np.where(is_slot, self._t_sign.take(code) * card, old)
         out = np.where(is_slot, np.abs(old), card)
         pf[pidx] = out
-        st.pub.reshape(-1)[c.base_pub + (out * self._t_pub_idx.take(code))[:, None]] = self._t_pub_val.take(code, axis=0)
-        st.disc_n += self._t_ds.take(code)
-        st.phase = self._t_next_phase.take(code)
+        # Public flags (two planes of ``pub``): a card put on the discard pile is seen and in
+        # it, a taken one stays seen and leaves it; a drawn one is untouched (index 0 dummy).
+        touch = self._t_touch.take(code)
+        fidx = c.base_pub0 + out * touch
+        pubf = st.pub.reshape(-1)
+        pubf[fidx] = touch
+        fidx += self.deck_size + 1
         place = self._t_place.take(code)
+        pubf[fidx] = place
+        st.disc_n += self._t_ds.take(code)
+        self._t_next_phase.take(code, out=st.phase, mode="clip")
         st.turn += place
-        st.player = self._next_seat.take(p + self._t_place_p.take(code))
+        if self.num_players == 2:  # (a new array: ``p`` is still the player who just played)
+            st.player = np.bitwise_xor(p, place)
+        else:
+            st.player = self._next_seat.take(p + self._t_place_p.take(code))
         # R7: Rack-O of the player who just played? First "is the rack increasing": its 10
         # cards are copied into a flat buffer, adjacent differences > 0 are 10 bool bytes per
         # row (the 10th, crossing rows, forced True) read as one uint64 + one uint16.
-        st.racks.view(self._void10).reshape(-1).take(c.base_seat + p, out=c.row_void, mode="clip")
+        rf.view(self._void10).take(seat_idx, out=c.row_void, mode="clip")
         np.abs(c.row, out=c.row)
         np.subtract(c.row[1:], c.row[:-1], out=c.diff[:-1])
-        np.greater(c.diff, 0, out=c.up)
-        np.bitwise_or(c.up, c.pad, out=c.up)
-        went = (c.up_lo == _ONES64) & (c.up_hi == _ONES16) & place
+        np.greater(c.diff, c.up_thresh, out=c.up)  # threshold -128 at the 10th byte: forced True
+        went = np.equal(c.up_lo, _ONES64)
+        went &= place
+        went &= c.up_hi == _ONES16
         if self._need_run and np.count_nonzero(went):  # R7 run: only for increasing racks
             w = np.flatnonzero(went)
             went[w] = self._win[rack_codes(c.row.reshape(-1, 10)[w])]
