@@ -57,6 +57,7 @@ __all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TA
 
 DRAW, TAKE, DISCARD_DRAWN = 0, 1, 12
 NUM_ACTIONS = 13
+_SAMPLE_SPAN = 110  # lcm of the legal-action counts 2, 10, 11 (RackoCore.sample_legal)
 ACTION_NAMES = ("draw", "take_discard") + tuple(f"slot_{i}" for i in range(1, 11)) + ("discard_drawn",)
 PHASE_NAMES = ("choose", "place_discard", "place_drawn")
 CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
@@ -250,6 +251,10 @@ class RackoCore:
         words = np.zeros((3, 16), dtype=bool)
         words[:, :NUM_ACTIONS] = mask
         self._mask_words = words.view(np.uint64)
+        # sample_legal: u uniform on [0, 110) and 110 = lcm(2, 10, 11), so u mod (legal count)
+        # is exactly uniform; the table maps (kind of mask, u) to the action.
+        kinds = [(2, 10), (0, 2), (2, 11)]  # place_discard, choose, place_drawn: first legal, count
+        self._sample_table = np.concatenate([lo + np.arange(_SAMPLE_SPAN) % n for lo, n in kinds]).astype(np.int64)
         # -- rack tables for these rules (R7, R8, R10) ------------------------------------
         self._win = INCREASING & (LONGEST_RUN >= rules.min_run_to_win)
         self._need_run = rules.min_run_to_win > 1
@@ -398,6 +403,20 @@ class RackoCore:
         # R4: the legal actions depend on the phase only (both piles are never empty when
         # needed: K >= 2 cards outside the racks, R1/R6). Rows are gathered as 16-byte words.
         return self._mask_words.take(state.phase, axis=0).view(bool)[:, :NUM_ACTIONS]
+
+    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.
+
+        ``mask``: a ``(B, 13)`` mask of this core (``legal_action_mask``; R4: its legal
+        actions are 0-1, 2-11 or 2-12, told apart by columns 0 and 12). One uint16 draw per
+        row from ``rng`` (uniform on [0, 110), 110 = lcm(2, 10, 11)) and a table lookup: about
+        a tenth of ``argmax(rng.random((B, 13)) * mask, axis=1)``.
+        """
+        u = rng.integers(0, _SAMPLE_SPAN, size=mask.shape[0], dtype=np.uint16)
+        key = np.multiply(mask[:, 0], _SAMPLE_SPAN, dtype=np.intp)
+        key += np.multiply(mask[:, DISCARD_DRAWN], 2 * _SAMPLE_SPAN, dtype=np.intp)
+        key += u
+        return self._sample_table.take(key)
 
     def step(self, state: RackoState, actions: np.ndarray) -> StepResult:
         # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat

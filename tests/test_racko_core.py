@@ -319,3 +319,29 @@ def test_batched_observe_with_an_empty_draw_pile_in_game_zero(P):
         for i in range(3):
             np.testing.assert_array_equal(core.observe(st.take(np.array([i])), seat)[0], batched[i])
         assert core.obs_view(batched)["discard_top"][0] == K
+
+
+def test_sample_legal_is_legal_and_exactly_uniform():
+    core = RackoCore(RackoRules())
+    # Exact: over the 110 values of u, every legal action of each kind of mask appears equally often.
+    for lo, n, block in [(2, 10, 0), (0, 2, 1), (2, 11, 2)]:
+        counts = np.bincount(core._sample_table[block * 110 : (block + 1) * 110], minlength=13)
+        assert set(np.flatnonzero(counts)) == set(range(lo, lo + n)) and (counts[lo : lo + n] == 110 // n).all()
+    st = core.init(3000, 0)
+    rng = np.random.default_rng(1)
+    seen = {0: np.zeros(13), 1: np.zeros(13), 2: np.zeros(13)}
+    for _ in range(60):
+        mask = core.legal_action_mask(st)
+        a = core.sample_legal(mask, rng)
+        assert a.dtype == np.int64 and mask[np.arange(len(a)), a].all()
+        for ph in range(3):
+            seen[ph] += np.bincount(a[st.phase == ph], minlength=13)
+        res = core.step(st, a)
+        core.reset_where(st, res.terminated | res.truncated)
+    for ph, legal in LEGAL.items():  # empirical frequencies: within 5 sigma of 1/n
+        c = seen[ph][sorted(legal)]
+        total, p = c.sum(), 1 / len(legal)
+        assert seen[ph].sum() == total and (np.abs(c / total - p) < 5 * np.sqrt(p * (1 - p) / total)).all()
+    a1 = core.sample_legal(core.legal_action_mask(st), np.random.default_rng(7))
+    a2 = core.sample_legal(core.legal_action_mask(st), np.random.default_rng(7))
+    np.testing.assert_array_equal(a1, a2)
