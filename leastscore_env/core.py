@@ -273,6 +273,7 @@ _SLOT3[:NUM_CARDS, 0] = (np.arange(NUM_CARDS) // 4 + 1) / 13.0
 _SLOT3[:NUM_CARDS, 1] = (np.arange(NUM_CARDS) % 4 + 1) / 4.0
 _SLOT3[:NUM_CARDS, 2] = VALUE[:NUM_CARDS] / 10.0
 _CARD_IDS = np.arange(NUM_CARDS)
+_INT32_MAX = np.iinfo(np.int32).max
 _VALUE256 = np.zeros(256, dtype=np.int32)
 _VALUE256[: NUM_CARDS + 1] = VALUE
 
@@ -764,7 +765,7 @@ class LeastScoreCore:
             is_cur = np.arange(P) == cur[:, None]
             d = tot[np.arange(n), cur]
             others = al & ~is_cur
-            m = np.where(others, tot, np.iinfo(np.int32).max).min(axis=1)
+            m = np.where(others, tot, _INT32_MAX).min(axis=1)
             ok = d <= m if r.tie_wins else d < m
             pts = np.where(
                 ok[:, None],
@@ -783,17 +784,21 @@ class LeastScoreCore:
             res.rewards[g] = -pts  # lower points are better
         if self.episode == "round":
             if declared:  # round winners: fewest round points, ties share
-                best = np.where(al, pts, np.iinfo(np.int32).max).min(axis=1)
+                best = np.where(al, pts, _INT32_MAX).min(axis=1)
                 winners = al & (pts == best[:, None])
                 res.terminated[g] = True
             else:
                 winners = np.zeros((n, P), dtype=bool)
                 res.truncated[g] = True
-            self._finish(s, g, winners, res)
+            self._finish(s, g, winners, res, zero_sum_win_rewards(winners))
             return
         if not declared and r.cap_ends_match:  # L10 in a match: the match is truncated
             res.truncated[g] = True
-            self._finish(s, g, np.zeros((n, P), dtype=bool), res)
+            # The players eliminated earlier were paid -1/(P-1) each when they left (below):
+            # the players still in share that back, so a match's rewards always sum to 0
+            # (everybody 0 if nobody was eliminated).
+            nal = al.sum(axis=1, keepdims=True)
+            self._finish(s, g, np.zeros((n, P), dtype=bool), res, np.where(al, (P - nal) / ((P - 1) * nal), 0.0))
             return
         # L9: elimination (total >= threshold), then the next round or the end of the match
         newly = al & (scores >= r.elimination_score)
@@ -801,24 +806,33 @@ class LeastScoreCore:
         s.alive[g] = left @ self._alive_weights
         nleft = left.sum(axis=1)
         end = nleft <= 1
+        winners = np.zeros((n, P), dtype=bool)
         if end.any():
-            ge = g[end]
-            lowest = np.where(newly[end], scores[end], np.iinfo(np.int32).max).min(axis=1)
-            winners = np.where(
+            lowest = np.where(newly[end], scores[end], _INT32_MAX).min(axis=1)
+            winners[end] = np.where(
                 (nleft[end] == 1)[:, None], left[end], newly[end] & (scores[end] == lowest[:, None])
             )
+        if self.reward == "win":
+            # A player eliminated before the end leaves the game (the AEC env removes it), so
+            # it is paid its loss now: -1/(P-1), a zero-sum loser's value with one winner. At
+            # the match end each winner gets +1: a match sums to 0 with one winner (with k > 1
+            # tied winners, L9's rare tie, to k - (P-k)/(P-1); see env.py).
+            res.rewards[g] = np.where(winners, np.float32(1.0), np.where(newly, np.float32(-1.0 / (P - 1)), 0.0))
+        if end.any():
+            ge = g[end]
             res.terminated[ge] = True
-            self._finish(s, ge, winners, res)
+            self._finish(s, ge, winners[end], res, None)
         go = ~end
         if go.any():
             gg = g[go]
             nxt = _NEXT[(s.alive[gg].astype(_I64) << 3) | s.first[gg]]  # the start passes left
             self._deal(s, gg, nxt.astype(_I64))
 
-    def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult) -> None:
+    def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult, rewards) -> None:
+        """The episode ends for games ``g``; ``rewards`` (``"win"``) are paid unless None."""
         res.winners[g] = winners
-        if self.reward == "win":
-            res.rewards[g] = zero_sum_win_rewards(winners)
+        if self.reward == "win" and rewards is not None:
+            res.rewards[g] = rewards
         s.over[g] = True
         s.mask[g] = 0
 

@@ -102,9 +102,17 @@ the order of the deck. `env.state()` returns everything (for critics and debuggi
 
 ### Rewards
 
-`"win"`: at the end of the episode, `+1` for each winner and `-k/(P-k)` for each loser
-(`k` winners; everybody 0 if all or nobody win, e.g. a truncated round). `"points"`: when a
-round ends, each player receives minus its round points (lower points are better).
+`"win"`, `episode="round"`: at the end of the round, `+1` for each winner and `-k/(P-k)` for
+each loser (`k` winners; everybody 0 if all or nobody win, e.g. a truncated round).
+`"win"`, `episode="match"`: an eliminated player leaves the game (it is removed from
+`agents` after its dead step), so it is paid at once: `-1/(P-1)` on the step it is
+eliminated (the zero-sum loser's value with one winner); when the match ends the winner
+gets `+1`, so a match's rewards sum to 0. In the rare L9 tie (the last players all
+eliminated in the same round with the same lowest total) each of the `k` tied winners gets
+`+1` and the sum is `k - (P-k)/(P-1)`. A match truncated by the L10 cap has no winner: the
+players still in share the eliminated players' losses equally (sum 0; all 0 if nobody was
+eliminated). `"points"`: when a round ends, each player receives minus its round points
+(lower points are better).
 
 ### Round results in infos
 

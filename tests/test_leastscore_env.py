@@ -205,3 +205,40 @@ def test_misspelled_deal_option_is_rejected():
     e = env()
     with pytest.raises(ValueError, match="hnds"):
         e.reset(seed=0, options={"hnds": [["AS"]]})
+
+
+def test_match_win_rewards_pay_eliminated_agents_before_they_leave():
+    """L9 + "win" rewards through the AEC env: an eliminated agent gets -1/(P-1) on the step
+    it is eliminated (seen by last() before its dead step removes it), the winner +1 at the
+    end, and every agent's cumulative reward over a match sums to 0 (one winner)."""
+    P = 4
+    e = env(num_players=P, episode="match", elimination_score=25)
+    rng = np.random.default_rng(3)
+    matches = 0
+    for seed in range(6):
+        e.reset(seed=seed)
+        total = dict.fromkeys(e.possible_agents, 0.0)
+        left_with, truncated = {}, False
+        while e.agents:
+            ag = e.agent_selection
+            _, reward, term, trunc, _ = e.last()
+            if term or trunc:  # its dead step: what it saw last is all it ever gets
+                left_with[ag] = reward
+                truncated |= trunc
+                e.step(None)
+                continue
+            e.step(random_legal(e, rng))
+            for a in e.possible_agents:  # this step's rewards
+                if a in e.rewards:
+                    total[a] += e.rewards[a]
+        assert len(left_with) == P and sum(total.values()) == pytest.approx(0.0, abs=1e-6)
+        if not truncated:  # (an L10-capped match: the players still in share the losses)
+            winners = [a for a in e.possible_agents if total[a] > 0]
+            assert len(winners) == 1 and total[winners[0]] == pytest.approx(1.0)
+            assert sum(total.values()) == pytest.approx(0.0, abs=1e-6)
+            for a in e.possible_agents:
+                if a not in winners:
+                    assert total[a] == pytest.approx(-1 / (P - 1))
+                    assert left_with[a] == pytest.approx(-1 / (P - 1))  # paid before it left
+            matches += 1
+    assert matches >= 3

@@ -397,17 +397,29 @@ def test_L9_random_matches_end_with_one_winner_among_survivors():
     s = core.init(32, seed=4)
     rng = np.random.default_rng(1)
     finished = 0
+    paid = np.zeros((32, 4))  # each seat's rewards over the current match
     for _ in range(800):
         m = core.legal_action_mask(s)
+        alive_before = core.alive(s).copy()
         res = core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
+        paid += res.rewards
+        gone = alive_before & ~core.alive(s) & ~res.winners
+        # L9 + "win" rewards: an eliminated loser is paid -1/(P-1) on the step it leaves
+        assert np.allclose(res.rewards[gone], -1 / 3)
+        assert (res.rewards[~gone & ~res.winners] == 0).all()
         for b in np.flatnonzero(res.terminated):
             alive = core.alive(s)[b]
             # under L8 a round never eliminates everybody left, so exactly one survivor wins
             assert alive.sum() == 1 and res.winners[b].tolist() == alive.tolist()
             assert (res.total_points[b][~alive] >= 25).all() and res.total_points[b][alive][0] < 25
-            assert res.rewards[b].sum() == pytest.approx(0.0, abs=1e-5)
+            assert res.rewards[b][alive][0] == 1.0
+            # over the match: the winner +1, each of the 3 losers -1/3: zero-sum
+            assert paid[b].sum() == pytest.approx(0.0, abs=1e-5)
+            assert paid[b][~alive] == pytest.approx([-1 / 3] * 3)
             finished += 1
-        core.reset_where(s, res.terminated | res.truncated)
+        done = res.terminated | res.truncated
+        paid[done] = 0
+        core.reset_where(s, done)
     assert finished > 0
 
 
