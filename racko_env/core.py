@@ -367,7 +367,8 @@ class RackoCore:
             ctr = st.rng_counter[rows]
             order = np.argsort(permutation_keys(st.rng_key[rows], ctr, K - 1), axis=1, kind="stable")
             st.rng_counter[rows] = ctr
-            new[:, : K - 1] = np.take_along_axis(old[:, 1:], order, axis=1)
+            order += np.arange(1, len(rows) * K, K)[:, None]  # flat index into old[:, 1:]
+            new[:, : K - 1] = old.reshape(-1).take(order)  # (take_along_axis costs ~5x more here)
         st.piles[rows, :K] = new
         st.disc_n[rows] = 1
         st.pub[rows, 1] = False  # none of them is in the discard pile any more, but the top
