@@ -195,6 +195,63 @@ def legal_discard_table(sequence_lengths: tuple[int, ...] = (3, 5), same_suit: b
 
 legal_discard_table()  # the default tables are built at import
 
+
+def _comb_table() -> np.ndarray:
+    """``C[i, v] = comb(v + i, i + 1)``: the dense index of a sorted rank 5-tuple r (13 = no
+    card) is ``sum_i C[i, r_i]`` (the combinatorial number system on ``r_i + i``): 0..8567."""
+    from math import comb
+
+    return np.array([[comb(v + i, i + 1) for v in range(14)] for i in range(HAND_MAX)], dtype=_I64)
+
+
+@lru_cache(maxsize=None)
+def _dense_legal_tables(sequence_lengths: tuple[int, ...], same_suit: bool):
+    """:func:`legal_discard_table`'s ``A`` and ``Bt`` re-indexed by the dense rank index
+    (8568 entries instead of 2**20: they stay in cache), and ``MONO``; int64."""
+    A, Bt, MONO = legal_discard_table(sequence_lengths, same_suit)
+    pats = _sorted_rank_patterns()
+    C = _comb_table()
+    dense = sum(C[i][pats[:, i]] for i in range(HAND_MAX))
+    assert sorted(dense.tolist()) == list(range(len(pats)))
+    ri = (pats << (4 * np.arange(HAND_MAX))).sum(axis=1)
+    Ad = np.zeros(len(pats), dtype=_I64)
+    Bd = np.zeros(len(pats), dtype=_I64)
+    Ad[dense], Bd[dense] = A[ri], Bt[ri]
+    for t in (Ad, Bd):
+        t.flags.writeable = False
+    return Ad, Bd, MONO.astype(_I64)
+
+
+_NP = NUM_CARDS + 1  # card ids and PAD
+
+
+def _build_pair_table() -> np.ndarray:
+    """``(3 * 53 * 53,)`` int32 (33 KB: stays in L1): byte pair k of a sorted hand word
+    (bytes 2k, 2k+1) at ``k * 53**2 + b_2k + 53 * b_2k+1`` -> its two positions' terms of the
+    dense rank index + ``(s_2k | s_2k+1 << 2) << (14 + 4k)``; summed over the 3 pairs:
+    ``dense | si << 14`` (``si`` as in :func:`legal_discard_table`; byte 5 is always PAD)."""
+    u = np.arange(_NP * _NP)
+    lo, hi = u % _NP, u // _NP
+    rank = lambda b: np.where(b < NUM_CARDS, b >> 2, 13)  # noqa: E731
+    suit = lambda b: np.where(b < NUM_CARDS, b & 3, 0)  # noqa: E731
+    C = _comb_table()
+    tab = np.stack([
+        C[2 * k][rank(lo)] + (C[2 * k + 1][rank(hi)] if k < 2 else 0) + ((suit(lo) | suit(hi) << 2) << (14 + 4 * k))
+        for k in range(3)
+    ]).astype(np.int32).reshape(-1)
+    tab.flags.writeable = False
+    return tab
+
+
+_PAIR = _build_pair_table()
+# a byte pair as a little-endian uint16 (+ k * 65536) -> its row in _PAIR (int32; the 53**2
+# pairs of card ids / PAD touch a few KB of it)
+_u16 = np.arange(1 << 16)
+_PAIR_ROW = (np.arange(3)[:, None] * _NP * _NP + np.minimum(_u16 & 0xFF, PAD) + _NP * np.minimum(_u16 >> 8, PAD)).astype(np.int32).reshape(-1)
+_PAIR_ROW.flags.writeable = False
+_PAIR_OFF = (np.arange(3) << 16).astype(np.int32).reshape(3, 1)
+del _u16
+
 _B8 = [0xFF << (8 * i) for i in range(8)]
 
 
@@ -267,12 +324,16 @@ for _m in range(256):
 # Draw-phase action word for a floor with slot mask fsel: deck (32) and floor cards 33.. .
 _DRAW_WORD = np.array([(1 << DRAW_DECK) | (((1 << len(_SUBSET_SLOTS[f])) - 1) << TAKE_FLOOR) for f in range(32)], dtype=_I64)
 _DECL_WORD = np.array([0, 1 << DECLARE], dtype=_I64)
+_BYTE_BOOLS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool)  # byte -> its 8 bits
 # Per hand slot in the observation: (rank + 1) / 13, (suit + 1) / 4, value / 10; PAD -> 0.
 _SLOT3 = np.zeros((256, 3), dtype=np.float32)
 _SLOT3[:NUM_CARDS, 0] = (np.arange(NUM_CARDS) // 4 + 1) / 13.0
 _SLOT3[:NUM_CARDS, 1] = (np.arange(NUM_CARDS) % 4 + 1) / 4.0
 _SLOT3[:NUM_CARDS, 2] = VALUE[:NUM_CARDS] / 10.0
+_SLOT3_T = np.ascontiguousarray(_SLOT3.T)  # (3, 256)
+_CHUNK = 256  # games per chunk of observe's transposed copies
 _CARD_IDS = np.arange(NUM_CARDS)
+_CARD_IDS_U64 = np.arange(NUM_CARDS, dtype=np.uint64)
 _INT32_MAX = np.iinfo(np.int32).max
 _VALUE256 = np.zeros(256, dtype=np.int32)
 _VALUE256[: NUM_CARDS + 1] = VALUE
@@ -328,12 +389,24 @@ class LeastScoreCore:
         self.episode = episode
         self.reward = reward
         P = self.num_players = rules.num_players
-        self._A, self._Bt, self._MONO = legal_discard_table(rules.sequence_lengths, rules.sequence_same_suit)
+        self._A, self._Bt, self._MONO = _dense_legal_tables(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
         self._full_alive = (1 << P) - 1
         self._alive_bool = np.ascontiguousarray(_ALIVE_BOOL[:, :P])
         self._alive_weights = (1 << np.arange(P)).astype(np.int64)
         self._ego = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego[e] = seats seen from e
+        # L3 deal, per alive pattern: the deck positions dealt to each seat's 8 hand bytes
+        # (52 = the PAD column), and the position of the card turned up
+        hs = rules.hand_size
+        self._deal_idx = np.full((1 << P, P * 8), NUM_CARDS, dtype=_I64)
+        for alive in range(1 << P):
+            k = 0
+            for p in range(P):
+                if (alive >> p) & 1:
+                    self._deal_idx[alive, p * 8 : p * 8 + hs] = np.arange(k * hs, (k + 1) * hs)
+                    k += 1
+        self._deal_base = _NALIVE[: 1 << P].astype(_I64) * hs
         self._cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
         self.obs_layout: dict[str, tuple[int, int]] = {}
@@ -376,16 +449,18 @@ class LeastScoreCore:
         return c
 
     def _legal_of(self, w: np.ndarray) -> np.ndarray:
-        """L5: the legal-discard bits (int64) of hand words ``w`` (any shape): 3 gathers."""
-        r = (w >> 2) & 0x0F0F0F0F0F0F0F0F  # byte i = rank of card i (13 = PAD)
-        x = r | (r >> 4)
-        y = x & 0x000000FF00FF00FF
-        ri = ((y | (y >> 8)) & 0xFFFF) | ((y >> 16) & 0xF0000)  # r0 | r1<<4 | ... | r4<<16
-        s = w & 0x0303030303  # byte i = suit of card i (PAD -> 0)
-        u = s | (s >> 6)
-        v = u & 0x0F000F000F
-        si = (v & 0xF) | ((v >> 12) & 0xF0) | ((v >> 24) & 0x300)  # s0 | s1<<2 | ... | s4<<8
-        return (self._A.take(ri) | (self._Bt.take(ri) & self._MONO.take(si))).astype(_I64)
+        """L5: the legal-discard bits (int64) of sorted hand words ``w`` (any shape).
+
+        One lookup per byte pair gives the dense rank index and the suit index (see
+        :func:`_build_pair_table`); then ``A[ri] | (Bt[ri] & MONO[si])``."""
+        w = np.ascontiguousarray(w, dtype=_I64)
+        u = w.view(np.uint16).reshape(-1, 4).T[:3] + _PAIR_OFF  # (3, N): the byte pairs
+        x = _PAIR.take(_PAIR_ROW.take(u))
+        ri = x[0] + x[1]
+        ri += x[2]  # dense | si << 14
+        si = ri >> 14
+        ri &= 0x3FFF
+        return (self._A.take(ri) | (self._Bt.take(ri) & self._MONO.take(si))).reshape(w.shape)
 
     def _empty(self, B: int) -> LeastScoreState:
         P = self.num_players
@@ -450,22 +525,31 @@ class LeastScoreCore:
 
     def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray) -> None:
         """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up."""
-        n, P, hs = g.size, self.num_players, self.rules.hand_size
+        n, P = g.size, self.num_players
         ctr = s.rng_counter[g]
-        perm = shuffled(s.rng_key[g], ctr, NUM_CARDS)
+        keys = permutation_keys(s.rng_key[g], ctr, NUM_CARDS)
         s.rng_counter[g] = ctr
-        al = self._alive_bool[s.alive[g]]  # (n, P)
-        rank = np.maximum(np.cumsum(al, axis=1) - 1, 0)  # seats in the game take consecutive cards
-        idx = (rank[:, :, None] * hs + np.arange(hs)).reshape(n, P * hs)
-        cards = np.take_along_axis(perm, idx, axis=1).reshape(n, P, hs)
-        cards.sort(axis=2)
-        hands = _words_of(np.where(al[:, :, None], cards, PAD))
+        # deckgym.rng.shuffled's permutation argsort(keys), by one sort of the keys carrying
+        # the card id in their low 6 bits (the same unless two keys agree on their top 57 bits)
+        keys >>= np.uint64(6)
+        keys <<= np.uint64(6)
+        keys |= _CARD_IDS_U64
+        keys.sort(axis=1)
+        deck = np.empty((n, NUM_CARDS + 1), dtype=np.uint8)
+        np.bitwise_and(keys, np.uint64(63), out=deck[:, :NUM_CARDS], casting="unsafe")
+        deck[:, NUM_CARDS] = PAD
+        s.deck[g] = deck
+        alive = s.alive[g]
+        ar = np.arange(n)
+        # the seats in the game take consecutive cards (PAD for the others and past hand_size)
+        hb = deck[ar[:, None], self._deal_idx[alive]].reshape(n, P, 8)
+        hb.sort(axis=2)
+        hands = hb.view(_I64)[:, :, 0]
         s.hands[g] = hands
         s.hand_bits[g] = hand_word_bits(hands)
         s.legal[g] = self._legal_of(hands)
-        base = al.sum(axis=1) * hs
-        s.deck[g, :NUM_CARDS] = perm
-        up = perm[np.arange(n), base]  # L3: the top card is turned up: the first floor
+        base = self._deal_base[alive]
+        up = deck[ar, base].astype(_I64)  # L3: the top card is turned up: the first floor
         s.floor[g] = (PAD_WORD & ~0xFF) | up
         s.floor_sel[g] = 1
         s.floor_bits[g] = _BIT[up]
@@ -603,8 +687,10 @@ class LeastScoreCore:
         return state.turn >= _NALIVE[state.alive]
 
     def legal_action_mask(self, state: LeastScoreState) -> np.ndarray:
+        """(B, 38) bool: one lookup of 8 bools per byte of the mask word (a view of (B, 40))."""
         m = state.mask
-        return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], 8), axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
+        B = m.shape[0]
+        return _BYTE_BOOLS.take(m.view(np.uint8).reshape(B, 8)[:, :5], axis=0).reshape(B, 40)[:, :NUM_ACTIONS]
 
     # ------------------------------------------------------------------ contract: step
     def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
@@ -612,15 +698,17 @@ class LeastScoreCore:
         a = np.asarray(actions)
         B = a.shape[0]
         P = self.num_players
+        flags = np.zeros((3 + P) * B, dtype=bool)  # 3 allocations for the 8 result arrays
+        ints = np.zeros((3, B, P), dtype=np.int32)
         res = StepResult(
             rewards=np.zeros((B, P), dtype=np.float32),
-            terminated=np.zeros(B, dtype=bool),
-            truncated=np.zeros(B, dtype=bool),
-            round_over=np.zeros(B, dtype=bool),
-            round_points=np.zeros((B, P), dtype=np.int32),
-            total_points=np.zeros((B, P), dtype=np.int32),
-            winners=np.zeros((B, P), dtype=bool),
-            extra={"hand_total": np.zeros((B, P), dtype=np.int32)},
+            terminated=flags[:B],
+            truncated=flags[B : 2 * B],
+            round_over=flags[2 * B : 3 * B],
+            round_points=ints[0],
+            total_points=ints[1],
+            winners=flags[3 * B :].reshape(B, P),
+            extra={"hand_total": ints[2]},
         )
         nd = np.count_nonzero(s.phase)
         if nd == 0:
@@ -837,53 +925,76 @@ class LeastScoreCore:
         s.mask[g] = 0
 
     # ------------------------------------------------------------------ observations
-    def observe(self, state: LeastScoreState, seat) -> np.ndarray:
-        """(B, obs_size) float32, ego-centric for ``seat`` (int or (B,) array); layout in env.py."""
-        s, P = state, self.num_players
+    def observe(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:
+        """(B, obs_size) float32, ego-centric for ``seat`` (int or (B,) array); layout in env.py.
+
+        A new array, unless ``out`` (a ``(B, obs_size)`` float32 array) is given: then the
+        observation is written into it and ``out`` is returned (saves the allocation).
+
+        Every field is first gathered transposed, ``(rows, B)`` (so numpy's inner loops run
+        over the batch), then copied into the rows of ``obs`` in cache-sized chunks of games.
+        """
+        s, P, K = state, self.num_players, self._nblocks
         B = s.phase.shape[0]
-        K = self._nblocks
-        obs = np.empty((B, self.obs_size), dtype=np.float32)
-        W = np.empty((B, K), dtype=_I64)
-        alive_b = self._alive_bool[s.alive]
+        if out is None:
+            obs = np.empty((B, self.obs_size), dtype=np.float32)
+        else:
+            if out.shape != (B, self.obs_size) or out.dtype != np.float32:
+                raise ValueError(f"out must be a ({B}, {self.obs_size}) float32 array, got {out.shape} {out.dtype}")
+            obs = out
+        X, tail = self._obs_scratch(B)  # (K + P, B) int64, (obs_size - 52 K, B) float32
+        o_sc = 15 + P - 1  # scores, alive, to_move in tail
+        alive_b = self._alive_bool.take(s.alive, axis=0).T  # (P, B)
         if isinstance(seat, (int, np.integer)):
             e = int(seat)
             ego = self._ego[e]
-            hw = np.ascontiguousarray(s.hands[:, e])
-            W[:, 0] = s.hand_bits[:, e]
-            W[:, 5:] = s.known[:, ego[1:]]
-            opp_bits = s.hand_bits[:, ego[1:]]
-            scores = s.scores[:, ego]
-            alive = alive_b[:, ego]
+            X[0] = s.hand_bits[:, e]
+            X[5:K] = s.known.T.take(ego[1:], axis=0)
+            X[K] = s.hands[:, e]
+            X[K + 1 :] = s.hand_bits.T.take(ego[1:], axis=0)
+            np.multiply(s.scores.T.take(ego, axis=0), np.float32(1.0 / self.rules.elimination_score), out=tail[o_sc : o_sc + P])
+            tail[o_sc + P : o_sc + 2 * P] = alive_b.take(ego, axis=0)
+            np.equal(s.cur, ego[:, None], out=tail[o_sc + 2 * P : o_sc + 3 * P])
         else:
             ar = self._bases(B)[0]
-            ego = self._ego[np.asarray(seat)]  # (B, P)
-            rows = ar[:, None]
-            hw = s.hands[ar, seat]
-            W[:, 0] = s.hand_bits[ar, seat]
-            W[:, 5:] = s.known[rows, ego[:, 1:]]
-            opp_bits = s.hand_bits[rows, ego[:, 1:]]
-            scores = s.scores[rows, ego]
-            alive = alive_b[rows, ego]
-        W[:, 1] = s.floor_bits
-        W[:, 2] = s.pending_bits
-        W[:, 3] = s.seen
-        W[:, 4] = s.dead
-        bits = np.unpackbits(W.view(np.uint8), axis=1, bitorder="little").reshape(B, K, 64)
-        obs[:, : 52 * K].reshape(B, K, 52)[...] = bits[:, :, :52]
-        o = self._o_slots
-        obs[:, o : o + 15].reshape(B, 5, 3)[...] = _SLOT3[hw.view(np.uint8).reshape(B, 8)[:, :HAND_MAX]]
-        o = self._o_rest
-        obs[:, o : o + P - 1] = np.bitwise_count(opp_bits) * (1.0 / self.rules.hand_size)
-        o += P - 1
-        obs[:, o : o + P] = scores * (1.0 / self.rules.elimination_score)
-        obs[:, o + P : o + 2 * P] = alive
-        obs[:, o + 2 * P : o + 3 * P] = s.cur[:, None] == ego
-        o += 3 * P
-        obs[:, o] = s.phase
-        obs[:, o + 1] = (s.turn >= _NALIVE.take(s.alive)) & (s.phase == 0)
-        obs[:, o + 2] = (NUM_CARDS - s.top) * (1.0 / NUM_CARDS)
-        obs[:, o + 3] = s.turn * (1.0 / self.rules.max_turns)
+            ix = self._ego.take(np.asarray(seat), axis=0).T  # (P, B): seats seen from each game's seat
+            flat = ix + ar * P
+            hb, kn = s.hand_bits.reshape(-1), s.known.reshape(-1)
+            X[0] = hb.take(flat[0])
+            X[5:K] = kn.take(flat[1:])
+            X[K] = s.hands.reshape(-1).take(flat[0])
+            X[K + 1 :] = hb.take(flat[1:])
+            np.multiply(s.scores.reshape(-1).take(flat), np.float32(1.0 / self.rules.elimination_score), out=tail[o_sc : o_sc + P])
+            tail[o_sc + P : o_sc + 2 * P] = alive_b.reshape(-1).take(ix * B + ar)
+            np.equal(s.cur, ix, out=tail[o_sc + 2 * P : o_sc + 3 * P])
+        X[1] = s.floor_bits
+        X[2] = s.pending_bits
+        X[3] = s.seen
+        X[4] = s.dead
+        # the K 52-card blocks: one unpack of the gathered 52-bit sets, (K, B, 52)
+        bits = np.unpackbits(X[:K].view(np.uint8).reshape(K, B, 8), axis=2, count=NUM_CARDS, bitorder="little")
+        hand = X[K : K + 1].view(np.uint8).reshape(B, 8).T[:HAND_MAX]  # (5, B): the seat's cards
+        tail[:15].reshape(HAND_MAX, 3, B)[...] = _SLOT3_T.take(hand, axis=1).transpose(1, 0, 2)
+        np.multiply(np.bitwise_count(X[K + 1 :]), np.float32(1.0 / self.rules.hand_size), out=tail[15:o_sc])
+        o = o_sc + 3 * P
+        tail[o] = s.phase
+        np.logical_and(s.turn >= _NALIVE.take(s.alive), s.phase == 0, out=tail[o + 1], casting="unsafe")
+        np.multiply(NUM_CARDS - s.top.astype(np.float32), np.float32(1.0 / NUM_CARDS), out=tail[o + 2])
+        np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tail[o + 3])
+        cards, rest = obs[:, : 52 * K].reshape(B, K, 52), obs[:, 52 * K :]
+        for i in range(0, B, _CHUNK):  # transposed copies in cache-sized chunks of games
+            j = i + _CHUNK
+            cards[i:j] = bits[:, i:j].transpose(1, 0, 2)
+            rest[i:j] = tail[:, i:j].T
         return obs
+
+    def _obs_scratch(self, B: int) -> tuple[np.ndarray, np.ndarray]:
+        """observe's per-batch-size buffers (internal: never returned)."""
+        c = self._obs_cache.get(B)
+        if c is None:
+            P, K = self.num_players, self._nblocks
+            c = self._obs_cache[B] = (np.empty((K + P, B), dtype=_I64), np.empty((self.obs_size - 52 * K, B), dtype=np.float32))
+        return c
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, decoded fields of a batch of observations ``(B, obs_size)`` (or one)."""

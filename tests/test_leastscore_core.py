@@ -227,3 +227,42 @@ def test_observation_size_and_bounds():
             m = core.legal_action_mask(s)
             res = core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
             core.reset_where(s, res.terminated | res.truncated)
+
+
+def test_observe_out_parameter_and_array_seats_match():
+    core = make(4)
+    s = core.init(37, seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        m = core.legal_action_mask(s)
+        core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
+    seats = rng.integers(0, 4, 37)
+    obs = core.observe(s, seats)
+    buf = np.full((37, core.obs_size), -7.0, dtype=np.float32)
+    assert core.observe(s, seats, out=buf) is buf and np.array_equal(buf, obs)
+    for e in range(4):  # an int seat = the same seat for every game
+        rows = seats == e
+        assert np.array_equal(core.observe(s, e)[rows], obs[rows])
+    assert core.observe(s, 0) is not core.observe(s, 0)  # a fresh array unless out= is given
+    with pytest.raises(ValueError):
+        core.observe(s, 0, out=np.zeros((37, core.obs_size), dtype=np.float64))
+
+
+@pytest.mark.parametrize("same_suit", [False, True])
+def test_legal_discards_match_the_reference_tables(same_suit):
+    """The hot path's dense L5 tables give exactly legal_discard_table's masks."""
+    from leastscore_env.core import legal_discard_table
+
+    core = make(4, sequence_same_suit=same_suit)
+    rng = np.random.default_rng(1)
+    A, Bt, MONO = legal_discard_table((3, 5), same_suit)
+    hands = np.full((4000, 8), 52, dtype=np.uint8)
+    for i in range(4000):
+        k = rng.integers(1, 6)
+        hands[i, :k] = np.sort(rng.choice(52, k, replace=False))
+    r = np.where(hands[:, :5] < 52, hands[:, :5] >> 2, 13).astype(np.int64)
+    su = np.where(hands[:, :5] < 52, hands[:, :5] & 3, 0).astype(np.int64)
+    ri = (r << (4 * np.arange(5))).sum(axis=1)
+    si = (su << (2 * np.arange(5))).sum(axis=1)
+    want = (A[ri] | (Bt[ri] & MONO[si])).astype(np.int64)
+    assert np.array_equal(core._legal_of(hands.view(np.int64)[:, 0]), want)
