@@ -157,7 +157,7 @@ class _BatchTables:
         self.v_info = rowview(self.head_code, o["phase"], o["turn"] - o["phase"])
         self.v_seen = rowview(self.obs_code, H, N)
         self.v_in_discard = rowview(self.obs_code, H + N, N)
-        self.v_scores = rowview(self.head_f, 4 * o["scores"], 4 * P)
+        self.score_cols = tuple(self.head_f[:, o["scores"] + j] for j in range(P))
         self.head_items = self.head_f.view(np.dtype((np.void, 4 * H))).reshape(-1)
         self.hand_col = self.head_code[:, o["hand"]]
         self.top_col = self.head_code[:, o["discard_top"]]
@@ -615,11 +615,11 @@ class RackoCore:
         me = c.base_seat + seat
         if P == 2:
             opp = c.base_seat2 - me
-            scores = np.stack([st.totals.reshape(-1).take(me), st.totals.reshape(-1).take(opp)], axis=1)
+            ego_cols = (me, opp)
         else:
             ego = c.base_seat_col + self._rot.take(seat, axis=0)  # (B, P) me, then the seats after me
             opp = ego[:, 1:]
-            scores = st.totals.reshape(-1).take(ego)
+            ego_cols = tuple(ego[:, j] for j in range(P))
         # My rack (abs: public cards are stored negative); of the opponents only the cards
         # publicly known to be there (R5: stored negative).
         mine = rv.take(me)
@@ -654,7 +654,9 @@ class RackoCore:
         np.copyto(obs, c.obs_code)
         np.multiply(c.head_code_k, c.head_scale, out=c.head_f_k)
         np.multiply(st.turn, self._obs_turn_scale, out=c.turn_col)
-        np.copyto(c.v_scores, np.multiply(scores, self._obs_score_scale).view(c.v_scores.dtype).reshape(-1))
+        tf = st.totals.reshape(-1)
+        for col, ix in zip(c.score_cols, ego_cols):  # match totals in ego order
+            np.multiply(tf.take(ix), self._obs_score_scale, out=col)
         np.copyto(np.ndarray((b,), c.head_items.dtype, buffer=obs, strides=(obs.strides[0],)), c.head_items)
         return obs
 
