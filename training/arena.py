@@ -215,6 +215,7 @@ def save_chart(report: ArenaReport, path: str) -> None:
     plt.close(fig)
 
 
-def save_json(report: ArenaReport, path: str) -> None:
+def save_json(report: Any, path: str) -> None:
+    """Write any report with a ``to_json()`` (arena or tournament) as JSON."""
     with open(path, "w") as f:
         json.dump(report.to_json(), f, indent=2)

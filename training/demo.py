@@ -13,7 +13,8 @@ import os
 import time
 
 from agents.registry import agent_specs
-from training.tournament import save_tournament_chart, save_tournament_json, tournament
+from training.arena import save_json
+from training.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
 
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         report = tournament(game, lineup(game, players, args.models), deals=args.games, seed=args.seed, players=players)
         print(report.table())
         json_path, png_path = os.path.join(args.out, f"{game}.json"), os.path.join(args.out, f"{game}.png")
-        save_tournament_json(report, json_path)
+        save_json(report, json_path)
         save_tournament_chart(report, png_path)
         print(f"({time.perf_counter() - t0:.0f} s) wrote {json_path} and {png_path}\n")
     return 0

@@ -9,7 +9,7 @@ are one Bradley–Terry fit on all the games.
 from __future__ import annotations
 
 import itertools
-import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -48,7 +48,7 @@ class TournamentReport:
         width = max(len(s) for s in order) + 2
         lines = [f"{self.game}, {self.players} players, {self.deals} duplicate deals per pair, seed {self.seed}",
                  "share of the wins of the row agent against the column agent [95% CI]:"]
-        lines.append(" " * width + "".join(f"{s[:18]:>22}" for s in order) + f"{'rating':>9}")
+        lines.append(" " * width + "".join(f"{short_name(s)[:20]:>22}" for s in order) + f"{'rating':>9}")
         cell = {(p.a, p.b): p for p in self.pairs}
         for r in order:
             row = f"{r:<{width}}"
@@ -63,6 +63,14 @@ class TournamentReport:
                     row += f"{1 - p.share_a:>8.3f} [{1 - p.ci_high:.2f},{1 - p.ci_low:.2f}]"
             lines.append(row + f"{self.ratings[r]:>9.0f}")
         return "\n".join(lines)
+
+
+def short_name(spec: str) -> str:
+    """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p`` (column headers, chart labels)."""
+    if spec.startswith("ppo:"):
+        base = os.path.basename(spec[4:])
+        return "ppo:" + (base[:-4] if base.endswith(".zip") else base)
+    return spec
 
 
 def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: int = 2,
@@ -109,20 +117,18 @@ def save_tournament_chart(report: TournamentReport, path: str) -> None:
     for i in range(n):
         for j in range(n):
             if i != j:
-                ax1.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=9)
-    ax1.set_xticks(range(n), order, rotation=30, ha="right")
-    ax1.set_yticks(range(n), order)
+                dark = abs(grid[i, j] - 0.5) > 0.3  # white text on the saturated cells
+                ax1.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=9,
+                         color="white" if dark else "black")
+    labels = [short_name(s) for s in order]
+    ax1.set_xticks(range(n), labels, rotation=30, ha="right")
+    ax1.set_yticks(range(n), labels)
     ax1.set_title("share of wins, row vs column")
     fig.colorbar(im, ax=ax1, fraction=0.046)
-    ax2.barh(order[::-1], [report.ratings[s] for s in order[::-1]], color="#4C72B0")
+    ax2.barh(labels[::-1], [report.ratings[s] for s in order[::-1]], color="#4C72B0")
     ax2.set_xlim(min(report.ratings.values()) - 100, max(report.ratings.values()) + 100)
     ax2.set_title("rating (Elo scale)")
     fig.suptitle(f"{report.game}, {report.players} players, {report.deals} duplicate deals per pair")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def save_tournament_json(report: TournamentReport, path: str) -> None:
-    with open(path, "w") as f:
-        json.dump(report.to_json(), f, indent=2)
