@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deckgym-installed
-DEMO_GAMES ?= 2000
+DEMO_GAMES ?= 1000
 OUT    ?= results
 
 .PHONY: install demo test bench clean
