@@ -35,6 +35,7 @@ Actions (``Discrete(38)``, two decisions per turn by the same player, L4):
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -338,6 +339,30 @@ _INT32_MAX = np.iinfo(np.int32).max
 _VALUE256 = np.zeros(256, dtype=np.int32)
 _VALUE256[: NUM_CARDS + 1] = VALUE
 
+# Python-int copies of the tables for the B = 1 fast path (``_step_one``, ``_observe_one``).
+_KEEP_ML, _ST1L, _ST2L, _ST4L, _PAD_FILLL, _DISC_ML, _DISC_PADL = (
+    t.tolist() for t in (_KEEP_M, _ST1, _ST2, _ST4, _PAD_FILL, _DISC_M, _DISC_PAD)
+)
+_FLOOR_SHIFTL = _FLOOR_SHIFT.tolist()
+_NEXTL = _NEXT.tolist()
+_NALIVEL = _NALIVE.tolist()
+_DRAW_WORDL = _DRAW_WORD.tolist()
+_DECL_BIT = 1 << DECLARE
+_BITL = _BIT.tolist()
+# the dense rank index and suit index of a sorted hand word, one term per byte position:
+# _LEGAL_TERM[i][b] = C[i, rank(b)] | suit(b) << (14 + 2 i)   (PAD: rank 13, suit 0)
+_LEGAL_TERM = [
+    [int(_comb_table()[i][b >> 2 if b < NUM_CARDS else 13]) | ((b & 3 if b < NUM_CARDS else 0) << (14 + 2 * i)) for b in range(256)]
+    for i in range(HAND_MAX)
+]
+_SLOT3L = [tuple(float(v) for v in row) for row in _SLOT3]  # float32 values, exact as Python floats
+
+
+@lru_cache(maxsize=None)
+def _dense_legal_lists(sequence_lengths: tuple[int, ...], same_suit: bool):
+    """:func:`_dense_legal_tables` as Python lists (for the B = 1 path)."""
+    return tuple(t.tolist() for t in _dense_legal_tables(sequence_lengths, same_suit))
+
 
 def _action_names() -> tuple[str, ...]:
     names = ["discard_" + "+".join(f"s{i}" for i in _SUBSET_SLOTS[a + 1]) for a in range(31)]
@@ -390,6 +415,7 @@ class LeastScoreCore:
         self.reward = reward
         P = self.num_players = rules.num_players
         self._A, self._Bt, self._MONO = _dense_legal_tables(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
+        self._Al, self._Btl, self._MONOl = _dense_legal_lists(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
         self._full_alive = (1 << P) - 1
         self._alive_bool = np.ascontiguousarray(_ALIVE_BOOL[:, :P])
         self._alive_weights = (1 << np.arange(P)).astype(np.int64)
@@ -430,6 +456,23 @@ class LeastScoreCore:
             self.obs_layout[name] = (off, off + n)
             off += n
         self.obs_size = off
+        # B = 1 path: ego orders as lists, the per-entry scale of the non-card observation
+        # part (float32, so raw * scale is bit-identical to the batched float32 products),
+        # and a read-only result for the steps that report nothing.
+        self._egol = self._ego.tolist()
+        self._tail_scale = np.concatenate([
+            np.ones(15, np.float32),
+            np.full(P - 1, np.float32(1.0 / rules.hand_size), np.float32),
+            np.full(P, np.float32(1.0 / rules.elimination_score), np.float32),
+            np.ones(2 * P + 2, np.float32),
+            np.array([np.float32(1.0 / NUM_CARDS), np.float32(1.0 / rules.max_turns)], np.float32),
+        ])
+        assert self._tail_scale.shape == (off - 52 * K,)
+        self._nothing = self._new_result(1)
+        for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
+                    self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
+                    *self._nothing.extra.values()):
+            arr.flags.writeable = False
         self._o_slots = self.obs_layout["hand_slots"][0]
         self._o_rest = self.obs_layout["opp_hand_size"][0]
         # Tight bounds: all in [0, 1] except the scores (a total may pass the threshold on
@@ -693,14 +736,12 @@ class LeastScoreCore:
         return _BYTE_BOOLS.take(m.view(np.uint8).reshape(B, 8)[:, :5], axis=0).reshape(B, 40)[:, :NUM_ACTIONS]
 
     # ------------------------------------------------------------------ contract: step
-    def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
-        s = state
-        a = np.asarray(actions)
-        B = a.shape[0]
+    def _new_result(self, B: int) -> StepResult:
+        """A zero StepResult for ``B`` games."""
         P = self.num_players
         flags = np.zeros((3 + P) * B, dtype=bool)  # 3 allocations for the 8 result arrays
         ints = np.zeros((3, B, P), dtype=np.int32)
-        res = StepResult(
+        return StepResult(
             rewards=np.zeros((B, P), dtype=np.float32),
             terminated=flags[:B],
             truncated=flags[B : 2 * B],
@@ -710,6 +751,14 @@ class LeastScoreCore:
             winners=flags[3 * B :].reshape(B, P),
             extra={"hand_total": ints[2]},
         )
+
+    def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
+        s = state
+        a = np.asarray(actions)
+        B = a.shape[0]
+        if B == 1 and s.phase.shape[0] == 1:
+            return self._step_one(s, int(a.reshape(-1)[0]))
+        res = self._new_result(B)
         nd = np.count_nonzero(s.phase)
         if nd == 0:
             self._discard(s, a, None, res)
@@ -721,6 +770,87 @@ class LeastScoreCore:
             ixw = np.flatnonzero(ph)
             self._discard(s, a[ixd], ixd, res)
             self._draw(s, a[ixw], ixw, res)
+        return res
+
+    def _step_one(self, s: LeastScoreState, a: int) -> StepResult:
+        """``step`` for a batch of one game (the AEC env) on Python ints: the same rules and
+        the same state, result and random draws as ``_discard`` / ``_draw`` (tests compare
+        the two step by step); the rare round end, deal and reshuffle use the batched code."""
+        cur = int(s.cur[0])
+        if not s.phase[0]:  # L4 first half: discard the group a + 1 (or declare, L7)
+            w = int(s.hands[0, cur])
+            sel = a + 1
+            x = w & _KEEP_ML[sel]
+            t = x & _ST1L[sel]
+            x = (x ^ t) | (t >> 8)
+            t = x & _ST2L[sel]
+            x = (x ^ t) | (t >> 16)
+            t = x & _ST4L[sel]
+            x = (x ^ t) | (t >> 32)
+            s.hands[0, cur] = x | _PAD_FILLL[sel]
+            d = (w & _DISC_ML[sel]) | _DISC_PADL[sel]
+            dm = 0
+            for b in d.to_bytes(8, "little")[:HAND_MAX]:
+                dm |= _BITL[b]
+            if dm:
+                ndm = ~dm
+                s.hand_bits[0, cur] = int(s.hand_bits[0, cur]) & ndm
+                s.known[0, cur] = int(s.known[0, cur]) & ndm
+                s.seen[0] = int(s.seen[0]) | dm
+            s.pending[0] = d
+            s.pending_sel[0] = sel & 31
+            s.pending_bits[0] = dm
+            s.phase[0] = 1
+            s.mask[0] = _DRAW_WORDL[int(s.floor_sel[0])]
+            if a != DECLARE:
+                return self._nothing
+            res = self._new_result(1)
+            self._end_rounds(s, self._bases(1)[0], True, res)
+            return res
+        # L4 second half: the top deck card or one floor card; the turn passes left
+        top = int(s.top[0])
+        if a == DRAW_DECK:
+            if top >= NUM_CARDS:  # L6: the dead pile becomes the new deck
+                self._reshuffle(s, self._bases(1)[0])
+                top = int(s.top[0])
+            c = int(s.deck[0, top])
+            kb = 0
+            s.top[0] = top + 1
+        else:
+            c = (int(s.floor[0]) >> _FLOOR_SHIFTL[(int(s.floor_sel[0]) << 3) | ((a - TAKE_FLOOR) & 7)]) & 0xFF
+            kb = _BITL[c]  # a floor card taken is known to be in that hand
+            s.known[0, cur] = int(s.known[0, cur]) | kb
+        s.hand_bits[0, cur] = int(s.hand_bits[0, cur]) | _BITL[c]
+        hb = int(s.hands[0, cur]).to_bytes(8, "little")
+        k = bisect_left(hb, c)  # sorted insertion of c (the PAD bytes sort last)
+        nb = hb[:k] + bytes((c,)) + hb[k:7]
+        s.hands[0, cur] = int.from_bytes(nb, "little")
+        LT = _LEGAL_TERM
+        ix = LT[0][nb[0]] + LT[1][nb[1]] + LT[2][nb[2]] + LT[3][nb[3]] + LT[4][nb[4]]
+        ri = ix & 0x3FFF
+        legal = self._Al[ri] | (self._Btl[ri] & self._MONOl[ix >> 14])
+        s.legal[0, cur] = legal
+        s.dead[0] = int(s.dead[0]) | (int(s.floor_bits[0]) ^ kb)  # the untaken floor cards
+        turn = int(s.turn[0]) + 1
+        alive = int(s.alive[0])
+        nxt = _NEXTL[(alive << 3) | cur]
+        mask = legal if nxt == cur else int(s.legal[0, nxt])
+        if turn >= _NALIVEL[alive]:  # L7
+            mask |= _DECL_BIT
+        s.floor[0] = s.pending[0]  # the discards are the next player's floor
+        s.floor_sel[0] = s.pending_sel[0]
+        s.floor_bits[0] = s.pending_bits[0]
+        s.pending[0] = PAD_WORD
+        s.pending_sel[0] = 0
+        s.pending_bits[0] = 0
+        s.turn[0] = turn
+        s.cur[0] = nxt
+        s.phase[0] = 0
+        s.mask[0] = mask
+        if turn < self.rules.max_turns:
+            return self._nothing
+        res = self._new_result(1)  # L10
+        self._end_rounds(s, self._bases(1)[0], False, res)
         return res
 
     def _discard(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
@@ -936,6 +1066,8 @@ class LeastScoreCore:
         """
         s, P, K = state, self.num_players, self._nblocks
         B = s.phase.shape[0]
+        if B == 1 and out is None:
+            return self._observe_one(s, int(np.asarray(seat).reshape(-1)[0]))
         if out is None:
             obs = np.empty((B, self.obs_size), dtype=np.float32)
         else:
@@ -986,6 +1118,31 @@ class LeastScoreCore:
             j = i + _CHUNK
             cards[i:j] = bits[:, i:j].transpose(1, 0, 2)
             rest[i:j] = tail[:, i:j].T
+        return obs
+
+    def _observe_one(self, s: LeastScoreState, e: int) -> np.ndarray:
+        """``observe`` for one game (the AEC env) from Python ints: the same float32 values
+        as the batched path (the tail is ``raw * scale`` in float32, as there), few calls."""
+        K = self._nblocks
+        ego = self._egol[e]
+        hb = s.hand_bits[0].tolist()
+        kn = s.known[0].tolist()
+        sc = s.scores[0].tolist()
+        X = np.array([hb[e], int(s.floor_bits[0]), int(s.pending_bits[0]), int(s.seen[0]), int(s.dead[0])]
+                     + [kn[q] for q in ego[1:]], dtype=_I64)
+        bits = np.unpackbits(X.view(np.uint8), count=None, bitorder="little").reshape(K, 64)[:, :NUM_CARDS]
+        raw = []
+        for b in int(s.hands[0, e]).to_bytes(8, "little")[:HAND_MAX]:
+            raw += _SLOT3L[b]
+        raw += [hb[q].bit_count() for q in ego[1:]]
+        raw += [sc[q] for q in ego]
+        alive, cur, phase, turn = int(s.alive[0]), int(s.cur[0]), int(s.phase[0]), int(s.turn[0])
+        raw += [(alive >> q) & 1 for q in ego]
+        raw += [q == cur for q in ego]
+        raw += [phase, phase == 0 and turn >= _NALIVEL[alive], NUM_CARDS - int(s.top[0]), turn]
+        obs = np.empty((1, self.obs_size), dtype=np.float32)
+        obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = bits
+        np.multiply(np.array(raw, dtype=np.float32), self._tail_scale, out=obs[0, 52 * K :])
         return obs
 
     def _obs_scratch(self, B: int) -> tuple[np.ndarray, np.ndarray]:
