@@ -314,3 +314,19 @@ def test_train_script_end_to_end(tmp_path):
     assert summary["run"].startswith("racko__ppo__3__")
     assert (run_dir / "config.json").exists() and list((run_dir / "checkpoints").glob("step_*.zip"))
     assert list(run_dir.glob("events.out.tfevents.*"))
+
+
+def test_slim_model_plays_the_same(tiny_model, tmp_path):
+    import shutil
+
+    from agents.ppo import slim_model_file
+
+    path, _ = tiny_model
+    slim = str(tmp_path / "slim.zip")
+    shutil.copy(path, slim)
+    slim_model_file(slim)
+    core = game_entry("racko").make_core(game_entry("racko").make_rules())
+    st = core.init(32, 4)
+    obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+    np.testing.assert_array_equal(PPOAgent(core, path=path).act(obs, masks), PPOAgent(core, path=slim).act(obs, masks))
+    assert read_metadata(slim)["game"] == "racko"
