@@ -356,6 +356,7 @@ _LEGAL_TERM = [
     for i in range(HAND_MAX)
 ]
 _SLOT3L = [tuple(float(v) for v in row) for row in _SLOT3]  # float32 values, exact as Python floats
+_BYTE_F32 = _BYTE_BOOLS.astype(np.float32)  # byte -> its 8 bits as floats
 
 
 @lru_cache(maxsize=None)
@@ -460,14 +461,18 @@ class LeastScoreCore:
         # part (float32, so raw * scale is bit-identical to the batched float32 products),
         # and a read-only result for the steps that report nothing.
         self._egol = self._ego.tolist()
-        self._tail_scale = np.concatenate([
-            np.ones(15, np.float32),
-            np.full(P - 1, np.float32(1.0 / rules.hand_size), np.float32),
-            np.full(P, np.float32(1.0 / rules.elimination_score), np.float32),
-            np.ones(2 * P + 2, np.float32),
-            np.array([np.float32(1.0 / NUM_CARDS), np.float32(1.0 / rules.max_turns)], np.float32),
-        ])
-        assert self._tail_scale.shape == (off - 52 * K,)
+        # the scaled observation entries as the batched path's float32 products, per value:
+        # opponent hand size, score, deck position (top), turn
+        self._obs_tables = (
+            (np.arange(9, dtype=np.uint8) * np.float32(1.0 / rules.hand_size)).tolist(),
+            (np.arange(rules.elimination_score + rules.penalty + 51, dtype=np.int16)
+             * np.float32(1.0 / rules.elimination_score)).tolist(),
+            ((NUM_CARDS - np.arange(NUM_CARDS + 1, dtype=np.uint8).astype(np.float32)) * np.float32(1.0 / NUM_CARDS)).tolist(),
+            (np.arange(rules.max_turns + 1, dtype=np.int16) * np.float32(1.0 / rules.max_turns)).tolist(),
+        )
+        self._ego_alive = [[[float(m >> q & 1) for q in self._egol[e]] for m in range(256)] for e in range(P)]
+        self._ego_tomove = [[[float(q == c) for q in self._egol[e]] for c in range(P)] for e in range(P)]
+        self._mask_rows: dict[int, np.ndarray] = {}
         self._nothing = self._new_result(1)
         for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
                     self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
@@ -713,7 +718,11 @@ class LeastScoreCore:
         return state.phase.astype(_I64)
 
     def alive(self, state: LeastScoreState) -> np.ndarray:
-        return self._alive_bool[state.alive]
+        al = state.alive
+        if al.shape[0] == 1:  # B = 1: a copy of one table row (a slice, no fancy indexing)
+            k = int(al[0])
+            return self._alive_bool[k : k + 1].copy()
+        return self._alive_bool[al]
 
     def hand_cards(self, state: LeastScoreState) -> np.ndarray:
         """(B, P, 5) int64 card ids in canonical order, -1 = empty slot."""
@@ -733,6 +742,14 @@ class LeastScoreCore:
         """(B, 38) bool: one lookup of 8 bools per byte of the mask word (a view of (B, 40))."""
         m = state.mask
         B = m.shape[0]
+        if B == 1:  # a copy of the cached (1, 38) row of this mask word
+            k = int(m[0])
+            row = self._mask_rows.get(k)
+            if row is None:
+                if len(self._mask_rows) >= 4096:
+                    self._mask_rows.clear()
+                row = self._mask_rows[k] = _BYTE_BOOLS.take(m.view(np.uint8).reshape(1, 8)[:, :5], axis=0).reshape(1, 40)[:, :NUM_ACTIONS].copy()
+            return row.copy()
         return _BYTE_BOOLS.take(m.view(np.uint8).reshape(B, 8)[:, :5], axis=0).reshape(B, 40)[:, :NUM_ACTIONS]
 
     # ------------------------------------------------------------------ contract: step
@@ -1067,7 +1084,7 @@ class LeastScoreCore:
         s, P, K = state, self.num_players, self._nblocks
         B = s.phase.shape[0]
         if B == 1 and out is None:
-            return self._observe_one(s, int(np.asarray(seat).reshape(-1)[0]))
+            return self._observe_one(s, seat if type(seat) is int else int(np.asarray(seat).reshape(-1)[0]))
         if out is None:
             obs = np.empty((B, self.obs_size), dtype=np.float32)
         else:
@@ -1122,7 +1139,8 @@ class LeastScoreCore:
 
     def _observe_one(self, s: LeastScoreState, e: int) -> np.ndarray:
         """``observe`` for one game (the AEC env) from Python ints: the same float32 values
-        as the batched path (the tail is ``raw * scale`` in float32, as there), few calls."""
+        as the batched path (the scaled entries are read from tables of the batched float32
+        products, ``_obs_tables``), few numpy calls."""
         K = self._nblocks
         ego = self._egol[e]
         hb = s.hand_bits[0].tolist()
@@ -1130,19 +1148,23 @@ class LeastScoreCore:
         sc = s.scores[0].tolist()
         X = np.array([hb[e], int(s.floor_bits[0]), int(s.pending_bits[0]), int(s.seen[0]), int(s.dead[0])]
                      + [kn[q] for q in ego[1:]], dtype=_I64)
-        bits = np.unpackbits(X.view(np.uint8), count=None, bitorder="little").reshape(K, 64)[:, :NUM_CARDS]
+        obs = np.empty((1, self.obs_size), dtype=np.float32)
+        obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = _BYTE_F32.take(X.view(np.uint8), axis=0).reshape(K, 64)[:, :NUM_CARDS]
+        f_cnt, f_score, f_deck, f_turn = self._obs_tables
         raw = []
         for b in int(s.hands[0, e]).to_bytes(8, "little")[:HAND_MAX]:
             raw += _SLOT3L[b]
-        raw += [hb[q].bit_count() for q in ego[1:]]
-        raw += [sc[q] for q in ego]
+        raw += [f_cnt[hb[q].bit_count()] for q in ego[1:]]
+        if 0 <= min(sc) and max(sc) < len(f_score):
+            raw += [f_score[sc[q]] for q in ego]
+        else:  # outside the table (not reachable by play): the batched product
+            raw += (s.scores[0].take(ego) * np.float32(1.0 / self.rules.elimination_score)).tolist()
         alive, cur, phase, turn = int(s.alive[0]), int(s.cur[0]), int(s.phase[0]), int(s.turn[0])
-        raw += [(alive >> q) & 1 for q in ego]
-        raw += [q == cur for q in ego]
-        raw += [phase, phase == 0 and turn >= _NALIVEL[alive], NUM_CARDS - int(s.top[0]), turn]
-        obs = np.empty((1, self.obs_size), dtype=np.float32)
-        obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = bits
-        np.multiply(np.array(raw, dtype=np.float32), self._tail_scale, out=obs[0, 52 * K :])
+        raw += self._ego_alive[e][alive]
+        raw += self._ego_tomove[e][cur]
+        raw += [phase, phase == 0 and turn >= _NALIVEL[alive], f_deck[int(s.top[0])]]
+        raw.append(f_turn[turn] if 0 <= turn < len(f_turn) else float(s.turn[0] * np.float32(1.0 / self.rules.max_turns)))
+        obs[0, 52 * K :] = raw
         return obs
 
     def _obs_scratch(self, B: int) -> tuple[np.ndarray, np.ndarray]:

@@ -151,3 +151,16 @@ def test_quiet_step_result_is_read_only_and_zero():
     assert not res.round_over.any() and not res.rewards.any()
     with pytest.raises(ValueError):
         res.rewards[0, 0] = 1.0
+
+
+def test_b1_mask_and_alive_are_fresh_copies():
+    """The B = 1 mask / alive come from caches: writing to a returned array changes nothing."""
+    core = LeastScoreCore(LeastScoreRules(num_players=3, first_player="seat0"))
+    s = core.init(1, 4)
+    m, al = core.legal_action_mask(s), core.alive(s)
+    m0, al0 = m.copy(), al.copy()
+    m[:] = ~m
+    al[:] = False
+    np.testing.assert_array_equal(core.legal_action_mask(s), m0)
+    np.testing.assert_array_equal(core.alive(s), al0)
+    np.testing.assert_array_equal(core.legal_action_mask(s.take(np.array([0, 0])))[1], m0[0])
