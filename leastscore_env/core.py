@@ -338,6 +338,18 @@ _CARD_IDS_U64 = np.arange(NUM_CARDS, dtype=np.uint64)
 _INT32_MAX = np.iinfo(np.int32).max
 _VALUE256 = np.zeros(256, dtype=np.int32)
 _VALUE256[: NUM_CARDS + 1] = VALUE
+# sample_legal: the position of the k-th set bit of a byte at (byte << 3) | k; Lemire's
+# rejection threshold (2**32 mod n) for n legal actions
+_SELECT8 = np.zeros(256 * 8, dtype=_I64)
+for _b in range(256):
+    for _k, _i in enumerate(i for i in range(8) if _b >> i & 1):
+        _SELECT8[(_b << 3) | _k] = _i
+_LEMIRE_THR = np.array([(1 << 32) % n if n else 0 for n in range(65)], dtype=np.uint64)
+_U = np.uint64
+_L1, _H8 = _U(0x0101010101010101), _U(0x8080808080808080)
+_M55, _M33, _M0F = _U(0x5555555555555555), _U(0x3333333333333333), _U(0x0F0F0F0F0F0F0F0F)
+_GATHER8 = _U(0x0102040810204080)  # (x * this) >> 56: bytes of 0/1 -> the bits of one byte
+_BOOL_COLS_KEEP = np.array([~0] * 4 + [(1 << 48) - 1], dtype=np.int64).view(np.uint64)  # row bytes 0..37
 
 # Python-int copies of the tables for the B = 1 fast path (``_step_one``, ``_observe_one``).
 _KEEP_ML, _ST1L, _ST2L, _ST4L, _PAD_FILLL, _DISC_ML, _DISC_PADL = (
@@ -768,6 +780,58 @@ class LeastScoreCore:
             winners=flags[3 * B :].reshape(B, P),
             extra={"hand_total": ints[2]},
         )
+
+    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.
+
+        ``mask``: ``(B, 38)`` bool (``legal_action_mask``); a row with no legal action gets 0.
+        The 38 bools of a row are read as 5 words and gathered into one 38-bit word (row
+        stride 40, as ``legal_action_mask`` makes; other masks are first copied to that
+        layout), then one uint32 draw per row is mapped exactly onto ``[0, n)`` (Lemire's
+        multiply with rejection; n = number of legal actions) and the u-th set bit is
+        selected with SWAR byte counts and a table: a third of the cost of
+        ``argmax(rng.random((B, 38)) * mask, axis=1)`` at B = 4096.
+        """
+        B = mask.shape[0]
+        base = mask
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        m0 = mask.__array_interface__["data"][0]
+        b0 = base.__array_interface__["data"][0]
+        if not (mask.dtype == np.bool_ and mask.shape == (B, NUM_ACTIONS) and mask.strides == (40, 1)
+                and base.flags.c_contiguous and b0 <= m0 and m0 + 40 * B <= b0 + base.nbytes):
+            buf = np.zeros((B, 40), dtype=bool)
+            buf[:, :NUM_ACTIONS] = mask
+            base, m0, b0 = buf, 0, 0
+        cols = np.ndarray((B, 5), np.uint64, buffer=base, offset=m0 - b0, strides=(40, 8))
+        x = cols & _BOOL_COLS_KEEP  # bytes 38, 39 of a row are not actions
+        x *= _GATHER8
+        x >>= _U(56)
+        packed = np.zeros((B, 8), dtype=np.uint8)
+        np.copyto(packed[:, :5], x, casting="unsafe")
+        w = packed.view(np.uint64)[:, 0]  # bit a = action a legal
+        p = w - ((w >> _U(1)) & _M55)  # SWAR: set bits per byte
+        p = (p & _M33) + ((p >> _U(2)) & _M33)
+        p = (p + (p >> _U(4))) & _M0F
+        pre = p * _L1  # byte i: set bits in bytes 0..i
+        n = pre >> _U(56)
+        m = rng.integers(0, 1 << 32, size=B, dtype=np.uint32).astype(np.uint64) * n
+        bad = (m & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n)
+        while bad.any():  # Lemire's rejection (probability < n / 2**32 per row)
+            ix = np.flatnonzero(bad)
+            m[ix] = rng.integers(0, 1 << 32, size=ix.size, dtype=np.uint32).astype(np.uint64) * n[ix]
+            bad[ix] = (m[ix] & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n[ix])
+        u = m >> _U(32)  # uniform in [0, n)
+        t = ((u * _L1) | _H8) - pre  # high bit of byte i set: fewer than u + 1 set bits in bytes 0..i
+        j = (((t & _H8) >> _U(7)) * _L1) >> _U(56)  # the byte holding the u-th set bit
+        np.minimum(j, _U(7), out=j)  # (rows with no legal action)
+        sh = j << _U(3)
+        k = u - (((pre << _U(8)) >> sh) & _U(0xFF))
+        out = _SELECT8.take((((w >> sh) & _U(0xFF)) << _U(3)) | k)
+        out += sh.view(_I64)
+        if not n.all():
+            out[n == 0] = 0
+        return out
 
     def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
         s = state

@@ -164,3 +164,41 @@ def test_b1_mask_and_alive_are_fresh_copies():
     np.testing.assert_array_equal(core.legal_action_mask(s), m0)
     np.testing.assert_array_equal(core.alive(s), al0)
     np.testing.assert_array_equal(core.legal_action_mask(s.take(np.array([0, 0])))[1], m0[0])
+
+
+def test_sample_legal_is_legal_and_exactly_uniform():
+    core = LeastScoreCore(LeastScoreRules(num_players=4))
+    rng = np.random.default_rng(0)
+    s = core.init(512, 3)
+    for _ in range(30):  # both phases, many hands
+        mask = core.legal_action_mask(s)
+        a = core.sample_legal(mask, rng)
+        assert a.dtype == np.int64 and a.shape == (512,)
+        assert mask[np.arange(512), a].all()
+        res = core.step(s, a)
+        done = res.terminated | res.truncated
+        if done.any():
+            core.reset_where(s, done)
+    # uniform over each row's legal actions (rows with 1, 2, 5, 32 and 38 legal actions),
+    # also for a mask not laid out as legal_action_mask makes it (a contiguous copy)
+    rows = np.zeros((6, 38), dtype=bool)
+    rows[0, 17] = True
+    rows[1, [0, 37]] = True
+    rows[2, [32, 33, 34, 35, 36]] = True
+    rows[3, :32] = True
+    rows[4, :] = True
+    # rows[5]: no legal action -> 0
+    big = np.repeat(rows, 4000, axis=0)
+    wide = np.zeros((big.shape[0], 40), dtype=bool)
+    wide[:, :38] = big
+    wide[:, 38:] = True  # bytes past the 38 actions must be ignored
+    for m in (wide[:, :38], big):
+        a = core.sample_legal(m, rng).reshape(6, 4000)
+        assert (a[5] == 0).all()
+        for r in range(5):
+            legal = np.flatnonzero(rows[r])
+            assert np.isin(a[r], legal).all()
+            counts = np.bincount(a[r], minlength=38)[legal]
+            expected = 4000 / legal.size
+            chi2 = ((counts - expected) ** 2 / expected).sum()
+            assert chi2 < legal.size + 6 * np.sqrt(2 * legal.size) + 10, (r, counts)
