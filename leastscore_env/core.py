@@ -1210,15 +1210,17 @@ class LeastScoreCore:
         hb = s.hand_bits[0].tolist()
         kn = s.known[0].tolist()
         sc = s.scores[0].tolist()
-        X = np.array([hb[e], int(s.floor_bits[0]), int(s.pending_bits[0]), int(s.seen[0]), int(s.dead[0])]
-                     + [kn[q] for q in ego[1:]], dtype=_I64)
-        obs = np.empty((1, self.obs_size), dtype=np.float32)
-        obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = _BYTE_F32.take(X.view(np.uint8), axis=0).reshape(K, 64)[:, :NUM_CARDS]
         f_cnt, f_score, f_deck, f_turn = self._obs_tables
+        words = [hb[e], int(s.floor_bits[0]), int(s.pending_bits[0]), int(s.seen[0]), int(s.dead[0])]
         raw = []
         for b in int(s.hands[0, e]).to_bytes(8, "little")[:HAND_MAX]:
             raw += _SLOT3L[b]
-        raw += [f_cnt[hb[q].bit_count()] for q in ego[1:]]
+        for q in ego[1:]:
+            words.append(kn[q])
+            raw.append(f_cnt[hb[q].bit_count()])
+        X = np.array(words, dtype=_I64)
+        obs = np.empty((1, self.obs_size), dtype=np.float32)
+        obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = _BYTE_F32.take(X.view(np.uint8), axis=0).reshape(K, 64)[:, :NUM_CARDS]
         if 0 <= min(sc) and max(sc) < len(f_score):
             raw += [f_score[sc[q]] for q in ego]
         else:  # outside the table (not reachable by play): the batched product
