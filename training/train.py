@@ -329,8 +329,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             env.set_opponent_weights(weights)
             tracker.recent.clear()
             writer.add_text("league", f"{name} joined at win rate {recent:.3f}", steps)
-            if bar is not None:
-                bar.write(f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})")
+            note = f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})"
+            bar.write(note) if bar is not None else print(note, flush=True)
 
         out_of_time = args.max_minutes is not None and time.perf_counter() - t_start > 60 * args.max_minutes
         if steps >= next_eval or steps >= args.total_steps or out_of_time:
