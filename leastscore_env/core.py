@@ -793,6 +793,17 @@ class LeastScoreCore:
         ``argmax(rng.random((B, 38)) * mask, axis=1)`` at B = 4096.
         """
         B = mask.shape[0]
+        if B == 1:  # one game (a few calls): one exact draw among the legal actions
+            legal = np.flatnonzero(mask[0])
+            if not legal.size:
+                return np.zeros(1, dtype=_I64)
+            u = int(rng.integers(legal.size))
+            return legal[u : u + 1].astype(_I64, copy=False)
+        if B < 1024:  # fewer calls than the word path below, faster up to ~1000 rows
+            n = np.count_nonzero(mask, axis=1)
+            u = rng.integers(0, np.maximum(n, 1))  # exact uniform in [0, n)
+            c = np.cumsum(mask, axis=1, dtype=np.uint8)
+            return np.argmax(c > u[:, None], axis=1).astype(_I64, copy=False)  # (no legal action: 0)
         base = mask
         while isinstance(base.base, np.ndarray):
             base = base.base

@@ -202,3 +202,25 @@ def test_sample_legal_is_legal_and_exactly_uniform():
             expected = 4000 / legal.size
             chi2 = ((counts - expected) ** 2 / expected).sum()
             assert chi2 < legal.size + 6 * np.sqrt(2 * legal.size) + 10, (r, counts)
+    # 1 < B < 1024 (its own path): 900 rows, 20 draws
+    mid = np.tile(rows, (150, 1))
+    a = np.stack([core.sample_legal(mid, rng) for _ in range(20)]).reshape(20, 150, 6).transpose(2, 0, 1).reshape(6, -1)
+    assert a.dtype == np.int64 and (a[5] == 0).all()
+    for r in range(5):
+        legal = np.flatnonzero(rows[r])
+        assert np.isin(a[r], legal).all()
+        counts = np.bincount(a[r], minlength=38)[legal]
+        expected = a.shape[1] / legal.size
+        assert ((counts - expected) ** 2 / expected).sum() < legal.size + 6 * np.sqrt(2 * legal.size) + 10, (r, counts)
+    # B = 1 (its own path)
+    for r in range(6):
+        a = np.concatenate([core.sample_legal(rows[r : r + 1], rng) for _ in range(2000)])
+        assert a.dtype == np.int64
+        if r == 5:
+            assert (a == 0).all()
+            continue
+        legal = np.flatnonzero(rows[r])
+        assert np.isin(a, legal).all()
+        counts = np.bincount(a, minlength=38)[legal]
+        expected = 2000 / legal.size
+        assert ((counts - expected) ** 2 / expected).sum() < legal.size + 6 * np.sqrt(2 * legal.size) + 10, (r, counts)
