@@ -406,6 +406,18 @@ def _words_of(cards: np.ndarray) -> np.ndarray:
     return out.view(_I64)[..., 0].copy()
 
 
+def _uniform_below(n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(B,) uint64 exactly uniform in ``[0, n)`` (0 where n = 0) for uint64 ``n <= 64``: one
+    uint32 per row, Lemire's multiply with rejection (probability < n / 2**32 per row)."""
+    m = rng.integers(0, 1 << 32, size=n.shape[0], dtype=np.uint32).astype(np.uint64) * n
+    bad = (m & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n)
+    while bad.any():
+        ix = np.flatnonzero(bad)
+        m[ix] = rng.integers(0, 1 << 32, size=ix.size, dtype=np.uint32).astype(np.uint64) * n[ix]
+        bad[ix] = (m[ix] & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n[ix])
+    return m >> _U(32)
+
+
 class LeastScoreCore:
     """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
 
@@ -800,10 +812,9 @@ class LeastScoreCore:
             u = int(rng.integers(legal.size))
             return legal[u : u + 1].astype(_I64, copy=False)
         if B < 1024:  # fewer calls than the word path below, faster up to ~1000 rows
-            n = np.count_nonzero(mask, axis=1)
-            u = rng.integers(0, np.maximum(n, 1))  # exact uniform in [0, n)
-            c = np.cumsum(mask, axis=1, dtype=np.uint8)
-            return np.argmax(c > u[:, None], axis=1).astype(_I64, copy=False)  # (no legal action: 0)
+            c = np.add.accumulate(np.asarray(mask, dtype=bool).view(np.uint8), axis=1, dtype=np.uint8)
+            u = _uniform_below(c[:, -1].astype(np.uint64), rng).astype(np.uint8)
+            return (c > u[:, None]).argmax(axis=1).astype(_I64, copy=False)  # (no legal action: 0)
         base = mask
         while isinstance(base.base, np.ndarray):
             base = base.base
@@ -826,13 +837,7 @@ class LeastScoreCore:
         p = (p + (p >> _U(4))) & _M0F
         pre = p * _L1  # byte i: set bits in bytes 0..i
         n = pre >> _U(56)
-        m = rng.integers(0, 1 << 32, size=B, dtype=np.uint32).astype(np.uint64) * n
-        bad = (m & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n)
-        while bad.any():  # Lemire's rejection (probability < n / 2**32 per row)
-            ix = np.flatnonzero(bad)
-            m[ix] = rng.integers(0, 1 << 32, size=ix.size, dtype=np.uint32).astype(np.uint64) * n[ix]
-            bad[ix] = (m[ix] & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n[ix])
-        u = m >> _U(32)  # uniform in [0, n)
+        u = _uniform_below(n, rng)
         t = ((u * _L1) | _H8) - pre  # high bit of byte i set: fewer than u + 1 set bits in bytes 0..i
         j = (((t & _H8) >> _U(7)) * _L1) >> _U(56)  # the byte holding the u-th set bit
         np.minimum(j, _U(7), out=j)  # (rows with no legal action)
