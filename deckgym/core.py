@@ -106,6 +106,18 @@ class Core(Protocol):
         """``(B, obs_size)`` float32 ego-centric observation for ``seat``."""
 
 
+EPISODES = ("round", "match")
+REWARDS = ("win", "points")
+
+
+def check_core_options(episode: str, reward: str) -> None:
+    """The constructor arguments every core shares; a ValueError naming the bad one."""
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+
+
 def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:
     """Zero-sum win/loss rewards from a ``(B, P)`` bool ``winners`` array.
 

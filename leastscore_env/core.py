@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deckgym.core import BatchState, StepResult, zero_sum_win_rewards
+from deckgym.core import BatchState, StepResult, zero_sum_win_rewards, check_core_options
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
 from leastscore_env.cards import NUM_CARDS, PAD, VALUE, card_str, parse_card
 from leastscore_env.rules import LeastScoreRules
@@ -431,10 +431,7 @@ class LeastScoreCore:
         rules = LeastScoreRules() if rules is None else rules
         if not isinstance(rules, LeastScoreRules):
             raise TypeError(f"rules must be a LeastScoreRules, got {type(rules).__name__}")
-        if episode not in ("round", "match"):
-            raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
-        if reward not in ("win", "points"):
-            raise ValueError(f"reward must be 'win' or 'points', got {reward!r}")
+        check_core_options(episode, reward)
         self.rules = rules
         self.episode = episode
         self.reward = reward

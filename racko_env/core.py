@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import BatchState, StepResult, zero_sum_win_rewards
+from deckgym.core import BatchState, StepResult, zero_sum_win_rewards, check_core_options
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
 
 from racko_env.rules import RackoRules
@@ -213,10 +213,7 @@ class RackoCore:
             rules = RackoRules()
         if not isinstance(rules, RackoRules):
             raise ValueError(f"rules must be a RackoRules, got {type(rules).__name__}")
-        if episode not in ("round", "match"):
-            raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
-        if reward not in ("win", "points"):
-            raise ValueError(f"reward must be 'win' or 'points', got {reward!r}")
+        check_core_options(episode, reward)
         self.rules = rules
         self.episode = episode
         self.reward = reward

@@ -73,3 +73,12 @@ def test_unknown_game_lists_the_valid_ones():
     with pytest.raises(ValueError, match="racko.*leastscore"):
         game("poker")
     assert set(GAMES) == {"racko", "leastscore"}
+
+
+@pytest.mark.parametrize("game_name", ["racko", "leastscore"])
+def test_cores_reject_unknown_episode_and_reward(game_name):
+    entry = game(game_name)
+    with pytest.raises(ValueError, match="episode"):
+        entry.make_core(episode="season")
+    with pytest.raises(ValueError, match="reward"):
+        entry.make_core(reward="money")
