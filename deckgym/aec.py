@@ -27,6 +27,14 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current phase (a ``ValueError``)."""
 
 
+def illegal_action_message(core: Core, state: Any, action: int, mask: np.ndarray, who: str = "") -> str:
+    """One line naming the action, the phase and the legal actions (game 0 of ``state``)."""
+    phase = core.phase_names[int(core.phase(state)[0])]
+    legal = ", ".join(f"{i} ({core.action_names[i]})" for i in np.flatnonzero(mask))
+    what = f"{action} ({core.action_names[action]})" if 0 <= action < core.num_actions else f"{action} (out of range)"
+    return f"illegal action {what}{f' for {who}' if who else ''} in phase {phase!r}; legal: {legal}"
+
+
 class CoreAECEnv(AECEnv, EzPickle):
     """PettingZoo AEC environment over a batched core, run with one game.
 
@@ -186,13 +194,6 @@ class CoreAECEnv(AECEnv, EzPickle):
         raise NotImplementedError
 
     # -- helpers ------------------------------------------------------------------------
-    def action_mask(self, agent: str | None = None) -> np.ndarray:
-        """The legal actions of ``agent`` (default: the one to act) as an int8 array."""
-        return self.observe(agent or self.agent_selection)["action_mask"]
-
-    def describe_action(self, action: int) -> str:
-        return self.core.action_names[action]
-
     def _is_dead(self, agent: str) -> bool:
         return self.terminations.get(agent, False) or self.truncations.get(agent, False)
 
@@ -211,12 +212,7 @@ class CoreAECEnv(AECEnv, EzPickle):
             return a
         if self.illegal_action == "terminate":
             return None
-        phase = self.core.phase_names[int(self.core.phase(self.game_state)[0])]
-        legal = [f"{i} ({self.core.action_names[i]})" for i in np.flatnonzero(self._mask)]
-        what = f"{a} ({self.core.action_names[a]})" if 0 <= a < self.core.num_actions else f"{a} (out of range)"
-        raise IllegalActionError(
-            f"illegal action {what} for {self.agent_selection} in phase {phase!r}; legal: {', '.join(legal)}"
-        )
+        raise IllegalActionError(illegal_action_message(self.core, self.game_state, a, self._mask, self.agent_selection))
 
     def _terminate_illegal(self, agent: str) -> None:
         """As PettingZoo's TerminateIllegalWrapper: the offender gets -1, everyone is done."""

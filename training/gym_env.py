@@ -52,12 +52,12 @@ import numpy as np
 from gymnasium import spaces
 
 from agents.base import Agent
+from deckgym.aec import ILLEGAL_ACTION_MODES, illegal_action_message
 from deckgym.registration import game as game_entry
 from training.vec_env import CoreVecEnv
 
 __all__ = ["DeckGymEnv", "MaskedDiscrete"]
 
-ILLEGAL_ACTION_MODES = ("raise", "terminate")
 DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
 
 
@@ -174,8 +174,7 @@ class DeckGymEnv(gymnasium.Env):
             raise RuntimeError("the episode is over (or never started): call reset() first")
         a = self._check_action(action)
         if not self._mask[a]:
-            msg = (f"illegal action {a} ({self.core.action_names[a]}) in phase {self._phase_name()}; "
-                   f"legal actions: {self._legal_names()}")
+            msg = illegal_action_message(self.core, self._venv.state, a, self._mask)
             if self.illegal_action == "raise":
                 raise ValueError(msg)
             gymnasium.logger.warn(f"{msg}; the episode ends with reward -1 (illegal_action='terminate')")
@@ -238,9 +237,3 @@ class DeckGymEnv(gymnasium.Env):
         if not 0 <= a < self.core.num_actions:
             raise ValueError(f"action {a} is out of range 0..{self.core.num_actions - 1}")
         return a
-
-    def _phase_name(self) -> str:
-        return self.core.phase_names[int(self.core.phase(self._venv.state)[0])]
-
-    def _legal_names(self) -> str:
-        return ", ".join(f"{i} ({self.core.action_names[i]})" for i in np.flatnonzero(self._mask))
