@@ -61,7 +61,8 @@ def features_module(game: str) -> Any:
     return importlib.import_module(game_entry(game).module + ".features")
 
 
-def model_metadata(core: Any, game: str, features: bool, **extra: Any) -> dict[str, Any]:
+def model_metadata(core: Any, game: str, features: bool, features_version: int | None = None,
+                   **extra: Any) -> dict[str, Any]:
     """What a model records about the game it was trained for (see the module doc)."""
     meta: dict[str, Any] = {
         "format": FORMAT,
@@ -79,8 +80,9 @@ def model_metadata(core: Any, game: str, features: bool, **extra: Any) -> dict[s
     }
     if features:
         fm = features_module(game)
-        meta["features_version"] = int(fm.FEATURES_VERSION)
-        meta["num_features"] = int(fm.num_features(core))
+        version = int(fm.FEATURES_VERSION if features_version is None else features_version)
+        meta["features_version"] = version
+        meta["num_features"] = int(fm.num_features(core, version=version))
     meta.update(_json_norm(extra))
     return meta
 
@@ -164,9 +166,10 @@ def check_metadata(meta: dict[str, Any], core: Any, game: str, where: str = "mod
                                      " (observation layout changed: retrain the model)")
     if meta.get("features"):
         fm = features_module(game)
-        if meta.get("features_version") != fm.FEATURES_VERSION:
+        supported = tuple(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)))
+        if meta.get("features_version") not in supported:
             raise ModelMismatchError(f"{where} uses derived features version {meta.get('features_version')!r}, "
-                                     f"this code computes version {fm.FEATURES_VERSION}: retrain the model")
+                                     f"this code computes versions {supported}: retrain the model")
 
 
 def load_policy(path: str) -> Any:
@@ -220,7 +223,8 @@ class PPOAgent(Agent):
     def inputs(self, observations: np.ndarray) -> np.ndarray:
         obs = np.asarray(observations, dtype=np.float32)
         if self._feat is not None:
-            obs = np.concatenate([obs, self._feat.derived_features(self.core, obs)], axis=1)
+            version = int(self.meta["features_version"])
+            obs = np.concatenate([obs, self._feat.derived_features(self.core, obs, version=version)], axis=1)
         return obs
 
     def logits(self, observations: np.ndarray) -> np.ndarray:

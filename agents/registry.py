@@ -13,6 +13,7 @@ AGENTS: dict[str, str] = {
     "racko:bucket": "agents.racko_heuristics:BucketAgent",
     "racko:ranges": "agents.racko_heuristics:RangesAgent",
     "racko:sequence": "agents.racko_heuristics:SequenceAgent",
+    "racko:lookahead": "agents.racko_heuristics:LookaheadAgent",
     "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
     "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
 }

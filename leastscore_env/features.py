@@ -36,11 +36,19 @@ from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import legal_discard_table
 
 FEATURES_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
 _SUBSETS = np.array([[(sel >> i) & 1 for i in range(5)] for sel in range(1, 32)], dtype=np.float32)  # (31, 5)
 
 
-def num_features(core: Any) -> int:
+def _check_version(version: int) -> None:
+    if version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"Least Score derived features version {version!r} is not computed by this code "
+                         f"(supported: {SUPPORTED_VERSIONS})")
+
+
+def num_features(core: Any, version: int = FEATURES_VERSION) -> int:
+    _check_version(version)
     return 53 + 2 * (int(core.num_players) - 1)
 
 
@@ -61,7 +69,8 @@ def legal_discards(core: Any, hand: np.ndarray) -> np.ndarray:
     return ((bits[:, None] >> np.arange(31)) & 1).astype(bool)
 
 
-def derived_features(core: Any, obs: np.ndarray) -> np.ndarray:
+def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
+    _check_version(version)
     v = core.obs_view(obs)
     hand = v["hand"]  # (B, 5) card ids in canonical order, -1 = empty
     B = hand.shape[0]
@@ -114,8 +123,8 @@ def derived_features(core: Any, obs: np.ndarray) -> np.ndarray:
     return out
 
 
-def feature_bounds(core: Any) -> tuple[np.ndarray, np.ndarray]:
-    n = num_features(core)
+def feature_bounds(core: Any, version: int = FEATURES_VERSION) -> tuple[np.ndarray, np.ndarray]:
+    n = num_features(core, version)
     return np.full(n, -2.0, np.float32), np.full(n, 2.0, np.float32)
 
 

@@ -67,6 +67,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
     p.add_argument("--reward", default="win", choices=["win", "points"])
     p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
+    p.add_argument("--features-version", type=int, default=None,
+                   help="layout of the derived features (default: the newest; see <game>_env/features.py)")
     p.add_argument("--league-threshold", type=float, default=None,
                    help="win rate vs the pool that adds a snapshot (default 0.55 for 2 players, 1.2/P otherwise)")
     p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
@@ -219,11 +221,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
 
     # -- the vector env: learner in one seat, opponents inside ---------------------------------
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
-                     rules=rules, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed)
+                     rules=rules, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
+                     features_version=args.features_version)
     base_weights = np.array([w for _, w in pool], dtype=float)
     base_weights /= base_weights.sum()
     n_base = len(pool)
-    meta = model_metadata(env.core, game, features=not args.no_features, train_config=config)
+    meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
+                          train_config=config)
 
     # -- the model ----------------------------------------------------------------------------
     hidden = [int(x) for x in args.net.split(",") if x]

@@ -69,7 +69,8 @@ class CoreVecEnv(VecEnv):
             fields; or pass ``rules`` directly.
         episode: ``"round"`` or ``"match"``; ``reward``: ``"win"`` or ``"points"``.
         shaping: coefficient of the potential-based shaping reward (0: none).
-        features: append the game's derived features to the observation.
+        features: append the game's derived features to the observation;
+            ``features_version``: which layout (default: the newest).
         seed: seeds everything (games, seats, opponents).
     """
 
@@ -87,6 +88,7 @@ class CoreVecEnv(VecEnv):
         shaping: float = 0.0,
         features: bool = True,
         seed: int = 0,
+        features_version: int | None = None,
     ) -> None:
         self.game = game
         entry = game_entry(game)
@@ -102,8 +104,11 @@ class CoreVecEnv(VecEnv):
         self.shaping = float(shaping)
         self.use_features = bool(features)
         self.feat = features_module(game) if (features or shaping) else None
+        self.features_version = None
         if self.use_features:
-            flow, fhigh = self.feat.feature_bounds(self.core)
+            v = self.feat.FEATURES_VERSION if features_version is None else int(features_version)
+            self.features_version = v
+            flow, fhigh = self.feat.feature_bounds(self.core, version=v)
         else:
             flow = fhigh = np.zeros(0, np.float32)
         n_obs = self.core.obs_size
@@ -159,7 +164,8 @@ class CoreVecEnv(VecEnv):
         seat = self.learner_seat if rows is None else self.learner_seat[rows]
         raw = self.core.observe(st, seat)
         if self.use_features:
-            return np.concatenate([raw, self.feat.derived_features(self.core, raw)], axis=1), raw
+            feats = self.feat.derived_features(self.core, raw, version=self.features_version)
+            return np.concatenate([raw, feats], axis=1), raw
         return raw, raw
 
     def _potential(self, raw: np.ndarray) -> np.ndarray:
