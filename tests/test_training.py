@@ -330,3 +330,25 @@ def test_slim_model_plays_the_same(tiny_model, tmp_path):
     obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
     np.testing.assert_array_equal(PPOAgent(core, path=path).act(obs, masks), PPOAgent(core, path=slim).act(obs, masks))
     assert read_metadata(slim)["game"] == "racko"
+
+
+def test_learning_curve_chart_and_bad_files(tmp_path):
+    from training.curves import load_curve, save_curves
+
+    evals = [{"steps": s, "minutes": m, "minutes_total": m + 2.0, "bc_minutes": 2.0,
+              "arena": {"racko:sequence": {"win_rate": w, "ci_low": w - 0.02, "ci_high": w + 0.02}}}
+             for s, m, w in ((400_000, 4.0, 0.45), (800_000, 8.0, 0.52))]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "evals.json").write_text(json.dumps(evals))
+    curve = load_curve(str(run / "evals.json"))
+    assert curve["name"] == "run" and len(curve["evals"]) == 2
+    out = tmp_path / "c.png"
+    save_curves([curve, {"name": "shipped", "players": 4, "bc_minutes": 1.0, "evals": evals}], str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "bad.json").write_text("[]")
+    with pytest.raises(ValueError, match="non-empty"):
+        load_curve(str(tmp_path / "bad.json"))
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ValueError, match="not a readable"):
+        load_curve(str(tmp_path / "broken.json"))

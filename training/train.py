@@ -88,7 +88,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--runs", default="runs", help="directory of the runs")
     p.add_argument("--run-name", default=None)
     p.add_argument("--out", default=None, help="where to save the best model (default runs/<run>/best.zip)")
-    p.add_argument("--max-minutes", type=float, default=None, help="stop (and save) after this wall time")
+    p.add_argument("--max-minutes", type=float, default=None,
+                   help="stop (and save) after this wall time, behaviour cloning included")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -249,11 +250,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- optional warm start: behaviour cloning of a heuristic ---------------------------------
     # The teacher plays the learner's seat in the same env (same opponents); the policy
     # learns its masked actions (cross-entropy) and the value net the discounted returns.
+    t_run = time.perf_counter()  # the time budget (--max-minutes) counts from here
+    bc_minutes = 0.0
     if args.bc_teacher and not args.init:
         t_bc = time.perf_counter()
         bc = behaviour_clone(model, env, args.bc_teacher, args.bc_samples, args.bc_epochs, args.gamma, args.seed,
                              quiet=args.quiet)
-        bc["minutes"] = (time.perf_counter() - t_bc) / 60
+        bc["minutes"] = bc_minutes = (time.perf_counter() - t_bc) / 60
         config["bc_result"] = bc
         writer.add_text("bc", json.dumps(bc))
         print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             note = f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})"
             bar.write(note) if bar is not None else print(note, flush=True)
 
-        out_of_time = args.max_minutes is not None and time.perf_counter() - t_start > 60 * args.max_minutes
+        out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
         if steps >= next_eval or steps >= args.total_steps or out_of_time:
             next_eval += args.eval_every
             ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.zip"), {**meta, "steps": steps})
@@ -346,7 +349,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 writer.add_scalar(f"arena/{opp}/ci_low", r["ci_low"], steps)
                 writer.add_scalar(f"arena/{opp}/mean_points", r["mean_points"], steps)
             score = res[eval_against[0]]["win_rate"]
-            history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60, "arena": res})
+            history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60,
+                            "minutes_total": (time.perf_counter() - t_run) / 60, "bc_minutes": bc_minutes, "arena": res})
             with open(os.path.join(run_dir, "evals.json"), "w") as f:
                 json.dump(history, f, indent=2)
             line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
