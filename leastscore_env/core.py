@@ -332,7 +332,7 @@ _SLOT3[:NUM_CARDS, 0] = (np.arange(NUM_CARDS) // 4 + 1) / 13.0
 _SLOT3[:NUM_CARDS, 1] = (np.arange(NUM_CARDS) % 4 + 1) / 4.0
 _SLOT3[:NUM_CARDS, 2] = VALUE[:NUM_CARDS] / 10.0
 _SLOT3_T = np.ascontiguousarray(_SLOT3.T)  # (3, 256)
-_CHUNK = 256  # games per chunk of observe's transposed copies
+_OBS_CHUNK = 512  # games per chunk of observe's writes of the float32 rows (L2-sized)
 _CARD_IDS = np.arange(NUM_CARDS)
 _CARD_IDS_U64 = np.arange(NUM_CARDS, dtype=np.uint64)
 _INT32_MAX = np.iinfo(np.int32).max
@@ -375,6 +375,23 @@ _BYTE_F32 = _BYTE_BOOLS.astype(np.float32)  # byte -> its 8 bits as floats
 def _dense_legal_lists(sequence_lengths: tuple[int, ...], same_suit: bool):
     """:func:`_dense_legal_tables` as Python lists (for the B = 1 path)."""
     return tuple(t.tolist() for t in _dense_legal_tables(sequence_lengths, same_suit))
+
+
+@lru_cache(maxsize=None)
+def _obs_flag_table(P: int) -> np.ndarray:
+    """observe's alive (ego order), to_move (ego order), phase and can_declare fields:
+    (2 P + 2, rows), column ((seat * P + cur) << P | alive) << 2 | phase << 1 | ge
+    (``ge``: completed turns >= players still in, L7)."""
+    ego = (np.arange(P)[:, None] + np.arange(P)) % P
+    t = np.zeros((P, P, 1 << P, 2, 2, 2 * P + 2), dtype=np.float32)
+    alive = (np.arange(1 << P)[:, None] >> ego[:, None, :]) & 1  # (seat, alive, i)
+    t[..., :P] = alive[:, None, :, None, None, :]
+    t[..., P : 2 * P] = (ego[:, None, :] == np.arange(P)[None, :, None])[:, :, None, None, None, :]
+    t[:, :, :, 1, :, 2 * P] = 1.0  # phase
+    t[:, :, :, 0, 1, 2 * P + 1] = 1.0  # can_declare: discard phase and every player in has played
+    t = np.ascontiguousarray(t.reshape(-1, 2 * P + 2).T)
+    t.flags.writeable = False
+    return t
 
 
 def _action_names() -> tuple[str, ...]:
@@ -493,6 +510,16 @@ class LeastScoreCore:
         )
         self._ego_alive = [[[float(m >> q & 1) for q in self._egol[e]] for m in range(256)] for e in range(P)]
         self._ego_tomove = [[[float(q == c) for q in self._egol[e]] for c in range(P)] for e in range(P)]
+        # batched observe: rows of the seats seen from seat e (relative to e's row), one
+        # table row of alive + to_move (ego order) per (seat, player to move, alive word),
+        # the float32 tables of the scaled entries, void dtypes to copy k floats as one item
+        self._ego_deltaT = np.ascontiguousarray((self._ego - np.arange(P)[:, None]).T, dtype=_I64)
+        self._obs_flags = _obs_flag_table(P)
+        self._obs_deck = np.array(self._obs_tables[2], dtype=np.float32)
+        # the K card blocks packed: word j of a game = OR of block k shifted left by sh
+        # (right if negative) for (k, sh) in _obs_pack[j]
+        nw = self._obs_nw = (52 * K + 63) // 64
+        self._obs_pack = [[(k, 52 * k - 64 * j) for k in range(K) if -52 < 52 * k - 64 * j < 64] for j in range(nw)]
         self._mask_rows: dict[int, np.ndarray] = {}
         self._nothing = self._new_result(1)
         for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
@@ -1155,8 +1182,10 @@ class LeastScoreCore:
         A new array, unless ``out`` (a ``(B, obs_size)`` float32 array) is given: then the
         observation is written into it and ``out`` is returned (saves the allocation).
 
-        Every field is first gathered transposed, ``(rows, B)`` (so numpy's inner loops run
-        over the batch), then copied into the rows of ``obs`` in cache-sized chunks of games.
+        The K 52-card blocks are gathered as K 52-bit words per game, unpacked and cast to
+        float32 straight into the rows of ``obs``; the other fields are built in a small
+        ``(B, rest)`` float32 scratch (mostly from tables) and copied row by row as one
+        ``void`` item, both in L2-sized chunks of games.
         """
         s, P, K = state, self.num_players, self._nblocks
         B = s.phase.shape[0]
@@ -1168,50 +1197,74 @@ class LeastScoreCore:
             if out.shape != (B, self.obs_size) or out.dtype != np.float32:
                 raise ValueError(f"out must be a ({B}, {self.obs_size}) float32 array, got {out.shape} {out.dtype}")
             obs = out
-        X, tail = self._obs_scratch(B)  # (K + P, B) int64, (obs_size - 52 K, B) float32
-        o_sc = 15 + P - 1  # scores, alive, to_move in tail
-        alive_b = self._alive_bool.take(s.alive, axis=0).T  # (P, B)
+        X, D, tmp, tailT = self._obs_scratch(B)
+        # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
+        # word and the seat + player to move pair (a row of the alive/to_move table)
         if isinstance(seat, (int, np.integer)):
             e = int(seat)
             ego = self._ego[e]
-            X[0] = s.hand_bits[:, e]
-            X[5:K] = s.known.T.take(ego[1:], axis=0)
-            X[K] = s.hands[:, e]
-            X[K + 1 :] = s.hand_bits.T.take(ego[1:], axis=0)
-            np.multiply(s.scores.T.take(ego, axis=0), np.float32(1.0 / self.rules.elimination_score), out=tail[o_sc : o_sc + P])
-            tail[o_sc + P : o_sc + 2 * P] = alive_b.take(ego, axis=0)
-            np.equal(s.cur, ego[:, None], out=tail[o_sc + 2 * P : o_sc + 3 * P])
+            hbT = s.hand_bits.T.take(ego, axis=0)
+            knT = s.known.T.take(ego[1:], axis=0)
+            scT = s.scores.T.take(ego, axis=0)
+            hw = s.hands[:, e].copy()
+            key = s.cur.astype(np.intp)
+            key += e * P
         else:
-            ar = self._bases(B)[0]
-            ix = self._ego.take(np.asarray(seat), axis=0).T  # (P, B): seats seen from each game's seat
-            flat = ix + ar * P
-            hb, kn = s.hand_bits.reshape(-1), s.known.reshape(-1)
-            X[0] = hb.take(flat[0])
-            X[5:K] = kn.take(flat[1:])
-            X[K] = s.hands.reshape(-1).take(flat[0])
-            X[K + 1 :] = hb.take(flat[1:])
-            np.multiply(s.scores.reshape(-1).take(flat), np.float32(1.0 / self.rules.elimination_score), out=tail[o_sc : o_sc + P])
-            tail[o_sc + P : o_sc + 2 * P] = alive_b.reshape(-1).take(ix * B + ar)
-            np.equal(s.cur, ix, out=tail[o_sc + 2 * P : o_sc + 3 * P])
-        X[1] = s.floor_bits
-        X[2] = s.pending_bits
-        X[3] = s.seen
-        X[4] = s.dead
-        # the K 52-card blocks: one unpack of the gathered 52-bit sets, (K, B, 52)
-        bits = np.unpackbits(X[:K].view(np.uint8).reshape(K, B, 8), axis=2, count=NUM_CARDS, bitorder="little")
-        hand = X[K : K + 1].view(np.uint8).reshape(B, 8).T[:HAND_MAX]  # (5, B): the seat's cards
-        tail[:15].reshape(HAND_MAX, 3, B)[...] = _SLOT3_T.take(hand, axis=1).transpose(1, 0, 2)
-        np.multiply(np.bitwise_count(X[K + 1 :]), np.float32(1.0 / self.rules.hand_size), out=tail[15:o_sc])
-        o = o_sc + 3 * P
-        tail[o] = s.phase
-        np.logical_and(s.turn >= _NALIVE.take(s.alive), s.phase == 0, out=tail[o + 1], casting="unsafe")
-        np.multiply(NUM_CARDS - s.top.astype(np.float32), np.float32(1.0 / NUM_CARDS), out=tail[o + 2])
-        np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tail[o + 3])
-        cards, rest = obs[:, : 52 * K].reshape(B, K, 52), obs[:, 52 * K :]
-        for i in range(0, B, _CHUNK):  # transposed copies in cache-sized chunks of games
-            j = i + _CHUNK
-            cards[i:j] = bits[:, i:j].transpose(1, 0, 2)
-            rest[i:j] = tail[:, i:j].T
+            seat = np.asarray(seat)
+            rows = self._bases(B)[1] + seat
+            flatT = self._ego_deltaT.take(seat, axis=1)
+            flatT += rows
+            hbT = s.hand_bits.reshape(-1).take(flatT)
+            knT = s.known.reshape(-1).take(flatT[1:])
+            scT = s.scores.reshape(-1).take(flatT)
+            hw = s.hands.reshape(-1).take(rows)
+            key = seat * P
+            key += s.cur
+        # the K card blocks (52-bit words: own hand, floor, discard, seen, dead, opp_known)
+        # packed end to end into nW 64-bit words per game, so that one unpack gives each
+        # game's 52 K card bits contiguously
+        blocks = (hbT[0], s.floor_bits, s.pending_bits, s.seen, s.dead, *knT)
+        for j, pieces in enumerate(self._obs_pack):
+            dj = D[j]
+            for i, (k, sh) in enumerate(pieces):
+                o = dj if i == 0 else tmp
+                if sh > 0:
+                    np.left_shift(blocks[k], sh, out=o)
+                elif sh < 0:
+                    np.right_shift(blocks[k], -sh, out=o)
+                else:
+                    np.copyto(o, blocks[k])
+                if i:
+                    np.bitwise_or(dj, tmp, out=dj)
+        np.positive(D, out=X.T)  # (a ufunc: its loops run over B)
+        # The rest of a row (T floats) in ``tailT``, transposed (T, B): hand slots (three
+        # floats per slot, one table row per card), opponents' hand sizes and scores (the
+        # float32 products), alive, to_move, phase, can_declare (2 P + 2 floats, one table
+        # row per seat, player to move, alive word, phase and L7 test), deck size, turn.
+        hb = np.ndarray((8, B), np.uint8, buffer=hw, strides=(1, 8))
+        for i in range(HAND_MAX):
+            np.take(_SLOT3_T, hb[i], axis=1, out=tailT[3 * i : 3 * i + 3], mode="clip")
+        t = 15
+        np.multiply(np.bitwise_count(hbT[1:]), np.float32(1.0 / self.rules.hand_size), out=tailT[t : t + P - 1])
+        t += P - 1
+        np.multiply(scT, np.float32(1.0 / self.rules.elimination_score), out=tailT[t : t + P])
+        t += P
+        key <<= P
+        key += s.alive
+        key <<= 2
+        key += s.phase << 1
+        key += s.turn >= _NALIVE.take(s.alive)
+        np.take(self._obs_flags, key, axis=1, out=tailT[t : t + 2 * P + 2], mode="clip")
+        t += 2 * P + 2
+        np.take(self._obs_deck, s.top, out=tailT[t], mode="clip")
+        np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tailT[t + 1])
+        n = 52 * K
+        Xb = X.view(np.uint8)
+        for i in range(0, B, _OBS_CHUNK):  # L2-sized chunks of games: cards, then the rest
+            j = min(i + _OBS_CHUNK, B)
+            bits = np.unpackbits(Xb[i:j].reshape(-1), bitorder="little").reshape(j - i, -1)
+            np.copyto(obs[i:j, :n], bits[:, :n], casting="unsafe")
+            np.positive(tailT[:, i:j], out=obs[i:j, n:].T)
         return obs
 
     def _observe_one(self, s: LeastScoreState, e: int) -> np.ndarray:
@@ -1246,12 +1299,17 @@ class LeastScoreCore:
         obs[0, 52 * K :] = raw
         return obs
 
-    def _obs_scratch(self, B: int) -> tuple[np.ndarray, np.ndarray]:
+    def _obs_scratch(self, B: int):
         """observe's per-batch-size buffers (internal: never returned)."""
         c = self._obs_cache.get(B)
         if c is None:
             P, K = self.num_players, self._nblocks
-            c = self._obs_cache[B] = (np.empty((K + P, B), dtype=_I64), np.empty((self.obs_size - 52 * K, B), dtype=np.float32))
+            c = self._obs_cache[B] = (
+                np.empty((B, self._obs_nw), dtype=_I64),  # the card blocks packed end to end
+                np.empty((self._obs_nw, B), dtype=_I64),  # the same, transposed
+                np.empty(B, dtype=_I64),
+                np.empty((self.obs_size - 52 * K, B), dtype=np.float32),  # the rest of a row, transposed
+            )
         return c
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
