@@ -245,12 +245,14 @@ def _build_pair_table() -> np.ndarray:
 
 
 _PAIR = _build_pair_table()
-# a byte pair as a little-endian uint16 (+ k * 65536) -> its row in _PAIR (int32; the 53**2
-# pairs of card ids / PAD touch a few KB of it)
+# the same terms by the uint16 of the byte pair itself (little-endian), one int32 table
+# per pair k = 0, 1, 2 of the word (256 KB each; the 53**2 pairs of card ids / PAD touch
+# a few KB of each)
 _u16 = np.arange(1 << 16)
-_PAIR_ROW = (np.arange(3)[:, None] * _NP * _NP + np.minimum(_u16 & 0xFF, PAD) + _NP * np.minimum(_u16 >> 8, PAD)).astype(np.int32).reshape(-1)
-_PAIR_ROW.flags.writeable = False
-_PAIR_OFF = (np.arange(3) << 16).astype(np.int32).reshape(3, 1)
+_u16 = np.minimum(_u16 & 0xFF, PAD) + _NP * np.minimum(_u16 >> 8, PAD)
+_PAIR0, _PAIR1, _PAIR2 = (np.ascontiguousarray(_PAIR[k * _NP * _NP + _u16]) for k in range(3))
+for _t in (_PAIR0, _PAIR1, _PAIR2):
+    _t.flags.writeable = False
 del _u16
 
 _B8 = [0xFF << (8 * i) for i in range(8)]
@@ -325,6 +327,21 @@ for _m in range(256):
 # Draw-phase action word for a floor with slot mask fsel: deck (32) and floor cards 33.. .
 _DRAW_WORD = np.array([(1 << DRAW_DECK) | (((1 << len(_SUBSET_SLOTS[f])) - 1) << TAKE_FLOOR) for f in range(32)], dtype=_I64)
 _DECL_WORD = np.array([0, 1 << DECLARE], dtype=_I64)
+# Per action (columns 0..37), the discard tables of its group sel = a + 1 (declare: 32, no
+# card; draw actions: sel 0, nothing): keep, stage 1, 2, 4, PAD fill, discards, their PAD
+_A_DISC = np.stack([t[np.minimum(np.arange(NUM_ACTIONS) + 1, 32) * (np.arange(NUM_ACTIONS) <= DECLARE)]
+                    for t in (_KEEP_M, _ST1, _ST2, _ST4, _PAD_FILL, _DISC_M, _DISC_PAD)])
+_A_PSEL = ((np.arange(NUM_ACTIONS) + 1) & 31).astype(np.uint8) * (np.arange(NUM_ACTIONS) < DECLARE)  # slot mask
+# Per action (uint8): taken from the deck (0/1); added to ``top`` to index the deck (0 for
+# the deck, 64 otherwise: past the PAD column); the floor card index j (7 = none: byte 5, PAD)
+_A_DRAW = np.stack([
+    (np.arange(NUM_ACTIONS) == DRAW_DECK),
+    np.where(np.arange(NUM_ACTIONS) == DRAW_DECK, 0, 64),
+    np.where(np.arange(NUM_ACTIONS) >= TAKE_FLOOR, np.arange(NUM_ACTIONS) - TAKE_FLOOR, 7),
+]).astype(np.uint8)
+_A_PSEL = _A_PSEL.astype(np.uint8)
+for _t in (_A_DISC, _A_PSEL, _A_DRAW):
+    _t.flags.writeable = False
 _BYTE_BOOLS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool)  # byte -> its 8 bits
 # Per hand slot in the observation: (rank + 1) / 13, (suit + 1) / 4, value / 10; PAD -> 0.
 _SLOT3 = np.zeros((256, 3), dtype=np.float32)
@@ -349,7 +366,28 @@ _U = np.uint64
 _L1, _H8 = _U(0x0101010101010101), _U(0x8080808080808080)
 _M55, _M33, _M0F = _U(0x5555555555555555), _U(0x3333333333333333), _U(0x0F0F0F0F0F0F0F0F)
 _GATHER8 = _U(0x0102040810204080)  # (x * this) >> 56: bytes of 0/1 -> the bits of one byte
-_BOOL_COLS_KEEP = np.array([~0] * 4 + [(1 << 48) - 1], dtype=np.int64).view(np.uint64)  # row bytes 0..37
+_MASK38 = _U((1 << NUM_ACTIONS) - 1)
+# deckgym.rng's constants (its streams are reproduced bit for bit by _deal)
+_GOLDEN, _MIX1, _MIX2 = _U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB)
+_J = np.arange(256, dtype=np.uint64) * _U(0xD1B54A32D192ED03)
+_J_COL = _J[:NUM_CARDS, None].copy()
+_CARD_IDS_COL = np.arange(NUM_CARDS, dtype=np.uint64)[:, None].copy()
+# L1 totals of byte pairs of a card word (PAD counts 0)
+_VALUE2 = (_VALUE256[np.arange(1 << 16) & 0xFF] + _VALUE256[np.arange(1 << 16) >> 8]).astype(np.int32)
+# a sorting network for 5 elements (comparator pairs, lower index gets the minimum)
+_SORT5 = ((0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3))
+
+
+def _check_sort5() -> None:
+    for bits in range(32):  # 0-1 principle
+        v = [(bits >> i) & 1 for i in range(5)]
+        for i, j in _SORT5:
+            if v[i] > v[j]:
+                v[i], v[j] = v[j], v[i]
+        assert v == sorted(v)
+
+
+_check_sort5()
 
 # Python-int copies of the tables for the B = 1 fast path (``_step_one``, ``_observe_one``).
 _KEEP_ML, _ST1L, _ST2L, _ST4L, _PAD_FILLL, _DISC_ML, _DISC_PADL = (
@@ -423,6 +461,29 @@ def _words_of(cards: np.ndarray) -> np.ndarray:
     return out.view(_I64)[..., 0].copy()
 
 
+def _mix_inplace(z: np.ndarray) -> None:
+    """deckgym.rng's SplitMix64 finaliser, in place (uint64)."""
+    t = z >> _U(30)
+    z ^= t
+    z *= _MIX1
+    np.right_shift(z, _U(27), out=t)
+    z ^= t
+    z *= _MIX2
+    np.right_shift(z, _U(31), out=t)
+    z ^= t
+
+
+def _lemire_fix(m: np.ndarray, n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Lemire's rejection step for ``m = r * n`` (r: uint32 draws): rows whose low 32 bits
+    fall below ``2**32 mod n`` draw again (as :func:`_uniform_below`)."""
+    bad = (m & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n)
+    while bad.any():
+        ix = np.flatnonzero(bad)
+        m[ix] = rng.integers(0, 1 << 32, size=ix.size, dtype=np.uint32).astype(np.uint64) * n[ix]
+        bad[ix] = (m[ix] & _U(0xFFFFFFFF)) < _LEMIRE_THR.take(n[ix])
+    return m
+
+
 def _uniform_below(n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(B,) uint64 exactly uniform in ``[0, n)`` (0 where n = 0) for uint64 ``n <= 64``: one
     uint32 per row, Lemire's multiply with rejection (probability < n / 2**32 per row)."""
@@ -470,6 +531,19 @@ class LeastScoreCore:
                     self._deal_idx[alive, p * 8 : p * 8 + hs] = np.arange(k * hs, (k + 1) * hs)
                     k += 1
         self._deal_base = _NALIVE[: 1 << P].astype(_I64) * hs
+        self._eye = np.eye(P, dtype=bool)
+        self._arangeP = np.arange(P, dtype=_I64)
+        self._arangeP_col = self._arangeP[:, None].copy()
+        self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
+        # zero_sum_win_rewards as a table: at 2 k + w, the reward of a winner (w = 1) or a
+        # loser (w = 0) in a row with k winners
+        zs = np.zeros((P + 1, 2), dtype=np.float32)
+        for k in range(P + 1):
+            w = np.arange(P) < k
+            rew = zero_sum_win_rewards(w[None])[0]
+            zs[k, 1] = rew[0] if k else 0.0
+            zs[k, 0] = rew[-1] if k < P else 0.0
+        self._zero_sum = zs.reshape(-1)
         self._cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
@@ -521,6 +595,7 @@ class LeastScoreCore:
         nw = self._obs_nw = (52 * K + 63) // 64
         self._obs_pack = [[(k, 52 * k - 64 * j) for k in range(K) if -52 < 52 * k - 64 * j < 64] for j in range(nw)]
         self._mask_rows: dict[int, np.ndarray] = {}
+        self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
         self._nothing = self._new_result(1)
         for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
                     self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
@@ -544,19 +619,35 @@ class LeastScoreCore:
             c = self._cache[n] = (ar, ar * self.num_players, ar * (NUM_CARDS + 1))
         return c
 
+    def _flat_rows(self, g: np.ndarray) -> np.ndarray:
+        """The rows of games ``g`` in a flattened (B, P) array: ``(len(g) * P,)`` intp."""
+        fi = g[:, None] * self.num_players
+        fi = fi + self._arangeP
+        return fi.reshape(-1)
+
+    def _flat_rows_T(self, g: np.ndarray) -> np.ndarray:
+        """The rows of games ``g`` in a flattened (B, P) array, as (P, len(g)) intp."""
+        fi = g * self.num_players
+        return fi + self._arangeP_col
+
     def _legal_of(self, w: np.ndarray) -> np.ndarray:
         """L5: the legal-discard bits (int64) of sorted hand words ``w`` (any shape).
 
-        One lookup per byte pair gives the dense rank index and the suit index (see
-        :func:`_build_pair_table`); then ``A[ri] | (Bt[ri] & MONO[si])``."""
+        One lookup per byte pair (uint16 at byte 0, 2, 4) gives its terms of the dense rank
+        index and of the suit index (see :func:`_build_pair_table`); then
+        ``A[ri] | (Bt[ri] & MONO[si])``."""
         w = np.ascontiguousarray(w, dtype=_I64)
-        u = w.view(np.uint16).reshape(-1, 4).T[:3] + _PAIR_OFF  # (3, N): the byte pairs
-        x = _PAIR.take(_PAIR_ROW.take(u))
-        ri = x[0] + x[1]
-        ri += x[2]  # dense | si << 14
+        u = w.reshape(-1).view(np.uint16)
+        ri = _PAIR0.take(u[0::4])
+        ri += _PAIR1.take(u[1::4])
+        ri += _PAIR2.take(u[2::4])  # dense | si << 14
         si = ri >> 14
         ri &= 0x3FFF
-        return (self._A.take(ri) | (self._Bt.take(ri) & self._MONO.take(si))).reshape(w.shape)
+        out = self._A.take(ri)
+        t = self._Bt.take(ri)
+        t &= self._MONO.take(si)
+        out |= t
+        return out.reshape(w.shape)
 
     def _empty(self, B: int) -> LeastScoreState:
         P = self.num_players
@@ -608,61 +699,106 @@ class LeastScoreCore:
             self._new_episodes(state, g)
 
     def _new_episodes(self, s: LeastScoreState, g: np.ndarray) -> None:
-        s.scores[g] = 0
+        s.scores.reshape(-1)[self._flat_rows(g)] = 0
         s.alive[g] = self._full_alive
         s.round[g] = 0
-        if self.rules.first_player == "random":  # L3 [decided]: uniform from the game's stream
-            ctr = s.rng_counter[g]
-            first = random_below(s.rng_key[g], ctr, self.num_players)
-            s.rng_counter[g] = ctr
-        else:
-            first = np.zeros(g.size, dtype=_I64)
-        self._deal(s, g, first)
+        self._deal(s, g, None)
 
-    def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray) -> None:
-        """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up."""
+    def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray | None) -> None:
+        """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up.
+
+        ``first``: the seat to start each game ``g``, or None for new episodes (L3: drawn
+        from the game's stream, or seat 0, as ``rules.first_player``). Arrays are laid out
+        so that numpy's inner loops run over the games."""
         n, P = g.size, self.num_players
-        ctr = s.rng_counter[g]
-        keys = permutation_keys(s.rng_key[g], ctr, NUM_CARDS)
+        key, ctr = s.rng_key.take(g), s.rng_counter.take(g)
+        draw_first = first is None and self.rules.first_player == "random"
+        # deckgym.rng on each game's stream: random_below(P) for the first player (one draw),
+        # then permutation_keys(52) (the next draw); both draws mixed together
+        z = np.empty((2 if draw_first else 1, n), dtype=np.uint64)
+        np.multiply(ctr, _GOLDEN, out=z[0])
+        if draw_first:
+            np.add(z[0], _GOLDEN, out=z[1])
+        z ^= key
+        _mix_inplace(z)
+        y = np.empty((NUM_CARDS + 1, n), dtype=np.uint64)
+        np.add(_J_COL, z[-1], out=y[:NUM_CARDS])
+        if draw_first:
+            np.add(z[0], _J[0], out=y[NUM_CARDS])
+        else:
+            y[NUM_CARDS] = 0
+        _mix_inplace(y)
+        if draw_first:
+            first = y[NUM_CARDS] >> _U(40)
+            first *= _U(P)
+            first >>= _U(24)
+            first = first.view(_I64)
+        elif first is None:
+            first = np.zeros(n, dtype=_I64)
+        ctr += _U(z.shape[0])
         s.rng_counter[g] = ctr
-        # deckgym.rng.shuffled's permutation argsort(keys), by one sort of the keys carrying
-        # the card id in their low 6 bits (the same unless two keys agree on their top 57 bits)
-        keys >>= np.uint64(6)
-        keys <<= np.uint64(6)
-        keys |= _CARD_IDS_U64
+        # deckgym.rng.shuffled's permutation argsort(keys >> 1), by one sort of the keys
+        # carrying the card id in their low 6 bits (the same unless two keys agree on their
+        # top 57 bits)
+        kT = y[:NUM_CARDS]
+        kT >>= _U(7)
+        kT <<= _U(6)
+        kT |= _CARD_IDS_COL
+        keys = np.empty((n, NUM_CARDS), dtype=np.uint64)
+        np.copyto(keys, kT.T)
         keys.sort(axis=1)
+        keys &= _U(63)
         deck = np.empty((n, NUM_CARDS + 1), dtype=np.uint8)
-        np.bitwise_and(keys, np.uint64(63), out=deck[:, :NUM_CARDS], casting="unsafe")
+        deck[:, :NUM_CARDS] = keys
         deck[:, NUM_CARDS] = PAD
         s.deck[g] = deck
-        alive = s.alive[g]
-        ar = np.arange(n)
-        # the seats in the game take consecutive cards (PAD for the others and past hand_size)
-        hb = deck[ar[:, None], self._deal_idx[alive]].reshape(n, P, 8)
-        hb.sort(axis=2)
-        hands = hb.view(_I64)[:, :, 0]
-        s.hands[g] = hands
-        s.hand_bits[g] = hand_word_bits(hands)
-        s.legal[g] = self._legal_of(hands)
-        base = self._deal_base[alive]
-        up = deck[ar, base].astype(_I64)  # L3: the top card is turned up: the first floor
-        s.floor[g] = (PAD_WORD & ~0xFF) | up
+        # the seats in the game take consecutive cards (PAD for the others and past
+        # hand_size), each hand sorted by a sorting network on its 5 card bytes
+        alive = s.alive.take(g)
+        if alive.min() == self._full_alive:
+            hb = deck.take(self._deal_idx[self._full_alive], axis=1)
+            base = self._deal_base[self._full_alive]
+            up = deck[:, base].astype(_I64)  # L3: the top card is turned up: the first floor
+        else:
+            hb = deck[np.arange(n)[:, None], self._deal_idx[alive]]
+            base = self._deal_base.take(alive)
+            up = deck[np.arange(n), base].astype(_I64)
+        hb = hb.reshape(n * P, 8)
+        cols = [hb[:, i] for i in range(HAND_MAX)]
+        for i, j in _SORT5:
+            lo = np.minimum(cols[i], cols[j])
+            np.maximum(cols[i], cols[j], out=cols[j])
+            cols[i][...] = lo
+        hands = hb.view(_I64).reshape(-1)
+        u16 = hb.view(np.uint16).reshape(-1)
+        hbits = _BITS16.take(u16[0::4])
+        hbits |= _BITS16.take(u16[1::4])
+        hbits |= _BITS16.take(u16[2::4])
+        legal = self._legal_of(hands)
+        fi = self._flat_rows(g)
+        s.hands.reshape(-1)[fi] = hands
+        s.hand_bits.reshape(-1)[fi] = hbits
+        s.legal.reshape(-1)[fi] = legal
+        s.known.reshape(-1)[fi] = 0
+        upbit = _BIT.take(up)
+        up |= PAD_WORD & ~0xFF
+        s.floor[g] = up
         s.floor_sel[g] = 1
-        s.floor_bits[g] = _BIT[up]
+        s.floor_bits[g] = upbit
         s.pending[g] = PAD_WORD
         s.pending_sel[g] = 0
         s.pending_bits[g] = 0
         s.top[g] = base + 1
-        s.seen[g] = _BIT[up]
+        s.seen[g] = upbit
         s.dead[g] = 0
-        s.known[g] = 0
+        first = first.astype(np.int8)
         s.cur[g] = first
         s.first[g] = first
         s.phase[g] = 0
         s.turn[g] = 0
         s.round[g] += 1
         s.over[g] = False
-        s.mask[g] = s.legal[g, first]  # nobody may declare before everyone has played (L7)
+        s.mask[g] = legal.take(self._bases(n)[1] + first)  # nobody may declare before everyone has played (L7)
 
     def deal(self, seed: int, options: dict) -> LeastScoreState:
         """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.
@@ -787,7 +923,7 @@ class LeastScoreCore:
         return state.turn >= _NALIVE[state.alive]
 
     def legal_action_mask(self, state: LeastScoreState) -> np.ndarray:
-        """(B, 38) bool: one lookup of 8 bools per byte of the mask word (a view of (B, 40))."""
+        """(B, 38) bool: one unpack of the mask words (a view of a (B, 64) array)."""
         m = state.mask
         B = m.shape[0]
         if B == 1:  # a copy of the cached (1, 38) row of this mask word
@@ -798,16 +934,20 @@ class LeastScoreCore:
                     self._mask_rows.clear()
                 row = self._mask_rows[k] = _BYTE_BOOLS.take(m.view(np.uint8).reshape(1, 8)[:, :5], axis=0).reshape(1, 40)[:, :NUM_ACTIONS].copy()
             return row.copy()
-        return _BYTE_BOOLS.take(m.view(np.uint8).reshape(B, 8)[:, :5], axis=0).reshape(B, 40)[:, :NUM_ACTIONS]
+        bits = np.unpackbits(np.ascontiguousarray(m, dtype=_I64).view(np.uint8), bitorder="little")
+        mask = bits.view(bool).reshape(B, 64)[:, :NUM_ACTIONS]
+        self._last_mask = (mask, bits)  # sample_legal packs such a mask back in one call
+        return mask
 
     # ------------------------------------------------------------------ contract: step
     def _new_result(self, B: int) -> StepResult:
         """A zero StepResult for ``B`` games."""
         P = self.num_players
-        flags = np.zeros((3 + P) * B, dtype=bool)  # 3 allocations for the 8 result arrays
-        ints = np.zeros((3, B, P), dtype=np.int32)
+        buf = np.zeros(16 * B * P + (3 + P) * B, dtype=np.uint8)  # one allocation for the 8 result arrays
+        ints = buf[: 12 * B * P].view(np.int32).reshape(3, B, P)
+        flags = buf[16 * B * P :].view(bool)
         return StepResult(
-            rewards=np.zeros((B, P), dtype=np.float32),
+            rewards=buf[12 * B * P : 16 * B * P].view(np.float32).reshape(B, P),
             terminated=flags[:B],
             truncated=flags[B : 2 * B],
             round_over=flags[2 * B : 3 * B],
@@ -821,12 +961,11 @@ class LeastScoreCore:
         """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.
 
         ``mask``: ``(B, 38)`` bool (``legal_action_mask``); a row with no legal action gets 0.
-        The 38 bools of a row are read as 5 words and gathered into one 38-bit word (row
-        stride 40, as ``legal_action_mask`` makes; other masks are first copied to that
-        layout), then one uint32 draw per row is mapped exactly onto ``[0, n)`` (Lemire's
-        multiply with rejection; n = number of legal actions) and the u-th set bit is
-        selected with SWAR byte counts and a table: a third of the cost of
-        ``argmax(rng.random((B, 38)) * mask, axis=1)`` at B = 4096.
+        The rows are packed into 38-bit words (one ``packbits`` of the mask's (B, 64) base
+        when it is the layout ``legal_action_mask`` makes; other masks are first copied to
+        that layout), then one uint32 draw per row is mapped exactly onto ``[0, n)``
+        (Lemire's multiply with rejection; n = number of legal actions) and the u-th set bit
+        is selected from per-byte prefix counts (SWAR) and a table.
         """
         B = mask.shape[0]
         if B == 1:  # one game (a few calls): one exact draw among the legal actions
@@ -835,39 +974,40 @@ class LeastScoreCore:
                 return np.zeros(1, dtype=_I64)
             u = int(rng.integers(legal.size))
             return legal[u : u + 1].astype(_I64, copy=False)
-        if B < 1024:  # fewer calls than the word path below, faster up to ~1000 rows
+        if B < 64:  # fewer calls than the word path below (the same draws and actions)
             c = np.add.accumulate(np.asarray(mask, dtype=bool).view(np.uint8), axis=1, dtype=np.uint8)
             u = _uniform_below(c[:, -1].astype(np.uint64), rng).astype(np.uint8)
             return (c > u[:, None]).argmax(axis=1).astype(_I64, copy=False)  # (no legal action: 0)
-        base = mask
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        m0 = mask.__array_interface__["data"][0]
-        b0 = base.__array_interface__["data"][0]
-        if not (mask.dtype == np.bool_ and mask.shape == (B, NUM_ACTIONS) and mask.strides == (40, 1)
-                and base.flags.c_contiguous and b0 <= m0 and m0 + 40 * B <= b0 + base.nbytes):
-            buf = np.zeros((B, 40), dtype=bool)
-            buf[:, :NUM_ACTIONS] = mask
-            base, m0, b0 = buf, 0, 0
-        cols = np.ndarray((B, 5), np.uint64, buffer=base, offset=m0 - b0, strides=(40, 8))
-        x = cols & _BOOL_COLS_KEEP  # bytes 38, 39 of a row are not actions
-        x *= _GATHER8
-        x >>= _U(56)
-        packed = np.zeros((B, 8), dtype=np.uint8)
-        np.copyto(packed[:, :5], x, casting="unsafe")
-        w = packed.view(np.uint64)[:, 0]  # bit a = action a legal
-        p = w - ((w >> _U(1)) & _M55)  # SWAR: set bits per byte
-        p = (p & _M33) + ((p >> _U(2)) & _M33)
-        p = (p + (p >> _U(4))) & _M0F
-        pre = p * _L1  # byte i: set bits in bytes 0..i
+        last = self._last_mask
+        if last is not None and last[0] is mask:
+            bits = last[1]
+        else:
+            bits = np.zeros((B, 64), dtype=bool)
+            bits[:, :NUM_ACTIONS] = mask
+        w = np.packbits(bits.reshape(-1), bitorder="little").view(np.uint64)  # bit a = action a legal
+        w &= _MASK38
+        pre = np.bitwise_count(w.view(np.uint8)).view(np.uint64)  # set bits per byte
+        pre *= _L1  # byte i: set bits in bytes 0..i
         n = pre >> _U(56)
-        u = _uniform_below(n, rng)
-        t = ((u * _L1) | _H8) - pre  # high bit of byte i set: fewer than u + 1 set bits in bytes 0..i
-        j = (((t & _H8) >> _U(7)) * _L1) >> _U(56)  # the byte holding the u-th set bit
-        np.minimum(j, _U(7), out=j)  # (rows with no legal action)
-        sh = j << _U(3)
-        k = u - (((pre << _U(8)) >> sh) & _U(0xFF))
-        out = _SELECT8.take((((w >> sh) & _U(0xFF)) << _U(3)) | k)
+        m = np.multiply(rng.integers(0, 1 << 32, size=B, dtype=np.uint32), n, dtype=np.uint64)
+        if (m.astype(np.uint32) < 64).any():  # Lemire's rejection (2**32 mod n < n <= 38): rare
+            m = _lemire_fix(m, n, rng)
+        u = m >> _U(32)
+        t = u * _L1
+        t |= _H8
+        t -= pre  # high bit of byte i set: at most u set bits in bytes 0..i
+        t &= _H8
+        sh = np.bitwise_count(t).astype(np.uint64)  # the byte holding the u-th set bit
+        sh <<= _U(3)
+        k = pre << _U(8)
+        k >>= sh
+        k &= _U(0xFF)
+        np.subtract(u, k, out=k)  # the u-th set bit is the k-th of its byte
+        b = w >> sh
+        b &= _U(0xFF)
+        b <<= _U(3)
+        b |= k
+        out = _SELECT8.take(b)
         out += sh.view(_I64)
         if not n.all():
             out[n == 0] = 0
@@ -975,84 +1115,130 @@ class LeastScoreCore:
         return res
 
     def _discard(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
-        """L4 first half: discard the group ``a + 1`` (or declare, a == 31, L7)."""
-        ar, arP, _ = self._bases(s.phase.shape[0])
+        """L4 first half for the games ``ix`` (None: all): discard the group ``a + 1`` (or
+        declare, a == 31, L7)."""
+        _, arP, _ = self._bases(s.phase.shape[0])
         if ix is None:
-            cur, floor_sel = s.cur, s.floor_sel
-            rows = arP + cur
+            rows = arP + s.cur
+            fs = s.floor_sel
         else:
-            cur, floor_sel = s.cur[ix], s.floor_sel[ix]
-            rows = arP[ix] + cur
+            rows = arP.take(ix)
+            rows += s.cur.take(ix)
+            fs = s.floor_sel.take(ix)
+        T = _A_DISC.take(a, axis=1)  # (7, n): the tables of each game's group
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
         w = hands.take(rows)
-        sel = a + 1
         # kept cards: clear the discarded bytes, compact them down, refill with PAD
-        x = w & _KEEP_M.take(sel)
-        t = x & _ST1.take(sel)
-        x = (x ^ t) | (t >> 8)
-        t = x & _ST2.take(sel)
-        x = (x ^ t) | (t >> 16)
-        t = x & _ST4.take(sel)
-        x = (x ^ t) | (t >> 32)
-        hands[rows] = x | _PAD_FILL.take(sel)
-        d = (w & _DISC_M.take(sel)) | _DISC_PAD.take(sel)  # the discards, at their slots
-        dm = _BITS16.take(d & 0xFFFF) | _BITS16.take((d >> 16) & 0xFFFF) | _BIT.take((d >> 32) & 0xFF)
+        x = w & T[0]
+        t = x & T[1]
+        x ^= t
+        t >>= 8
+        x |= t
+        np.bitwise_and(x, T[2], out=t)
+        x ^= t
+        t >>= 16
+        x |= t
+        np.bitwise_and(x, T[3], out=t)
+        x ^= t
+        t >>= 32
+        x |= t
+        x |= T[4]
+        hands[rows] = x
+        d = np.bitwise_and(w, T[5], out=w)  # the discards, at their slots
+        d |= T[6]
+        dm = _BITS16.take(np.ndarray((3, d.size), np.uint16, buffer=d, strides=(2, 8)))  # 52-bit sets of byte pairs
+        dm[0] |= dm[1]
+        dm = np.bitwise_or(dm[0], dm[2], out=dm[0])
         ndm = ~dm
-        hbits[rows] = hbits.take(rows) & ndm
-        known[rows] = known.take(rows) & ndm  # discarded cards are no longer known to be held
+        hb = hbits.take(rows)
+        hb &= ndm
+        hbits[rows] = hb
+        kn = known.take(rows)
+        kn &= ndm  # discarded cards are no longer known to be held
+        known[rows] = kn
         if ix is None:
             s.seen |= dm  # discards are face up
             s.pending[:] = d
-            s.pending_sel[:] = sel & 31
+            np.take(_A_PSEL, a, out=s.pending_sel)
             s.pending_bits[:] = dm
             s.phase[:] = 1
-            s.mask[:] = _DRAW_WORD.take(floor_sel)  # L4: the deck or any floor card
+            np.take(_DRAW_WORD, fs, out=s.mask)  # L4: the deck or any floor card
         else:
-            s.seen[ix] |= dm
+            seen = s.seen.take(ix)
+            seen |= dm
+            s.seen[ix] = seen
             s.pending[ix] = d
-            s.pending_sel[ix] = sel & 31
+            s.pending_sel[ix] = _A_PSEL.take(a)
             s.pending_bits[ix] = dm
             s.phase[ix] = 1
-            s.mask[ix] = _DRAW_WORD.take(floor_sel)
-        decl = a == DECLARE
-        if decl.any():
-            self._end_rounds(s, (ar if ix is None else ix)[decl], True, res)
+            s.mask[ix] = _DRAW_WORD.take(fs)
+        if a.max() >= DECLARE:
+            decl = a == DECLARE
+            if decl.any():
+                self._end_rounds(s, (self._bases(s.phase.shape[0])[0] if ix is None else ix)[decl], True, res)
 
     def _draw(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
-        """L4 second half: take the top deck card or one floor card; the turn passes left."""
+        """L4 second half for the games ``ix`` (None: all): take the top deck card or one
+        floor card; the turn passes left."""
         ar, arP, ar53 = self._bases(s.phase.shape[0])
-        g = (lambda x: x) if ix is None else (lambda x: x[ix])
-        gi = ar if ix is None else ix
-        from_deck = a == DRAW_DECK
+        g = (lambda x: x) if ix is None else (lambda x: x.take(ix))
+        T = _A_DRAW.take(a, axis=1)  # (3, n) uint8: from the deck, deck index offset, floor index
         top = g(s.top)
-        empty = from_deck & (top >= NUM_CARDS)
-        if empty.any():  # L6: the dead pile becomes the new deck
-            self._reshuffle(s, gi[empty])
+        te = top + T[1]  # the deck column of the card taken (> 52 if not from the deck)
+        empty = te == NUM_CARDS
+        if empty.any():  # L6: an empty deck; the dead pile becomes the new deck
+            self._reshuffle(s, (ar if ix is None else ix)[empty])
             top = g(s.top)
+            te = top + T[1]
+        np.minimum(te, NUM_CARDS, out=te)
+        di = g(ar53) + te  # (a new array: g may return the cached bases)
+        fs = g(s.floor_sel) << 3
+        fs |= T[2]
+        sh = _FLOOR_SHIFT.take(fs)
+        fc = g(s.floor) >> sh  # the floor card taken (PAD if none)
+        fc &= 0xFF
+        c = np.minimum(fc, s.deck.reshape(-1).take(di))  # the card taken
         cur = g(s.cur)
-        rows = g(arP) + cur
-        fc = (g(s.floor) >> _FLOOR_SHIFT.take((g(s.floor_sel) << 3) | ((a - TAKE_FLOOR) & 7))) & 0xFF
-        c = np.where(from_deck, s.deck.reshape(-1).take(g(ar53) + top), fc)
+        rowsP = g(arP)
+        rows = rowsP + cur
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
         w = hands.take(rows)
-        hbits[rows] = hbits.take(rows) | _BIT.take(c)
-        # sorted insertion of c into the hand word (SWAR): bytes >= c move up one byte
+        # sorted insertion of c into the hand word (SWAR): the bytes >= c move up one byte
         cK = c * 0x0101010101010101
-        ge = (((w | -0x7F7F7F7F7F7F7F80) - cK) >> 7) & 0x0101010101010101  # 1 in bytes >= c
-        m = ge * 0xFF
-        nw = (w & ~m) | ((w & m) << 8) | (m & ~(m << 8) & cK)
-        hands[rows] = nw
-        s.legal.reshape(-1)[rows] = self._legal_of(nw)
+        m = w | -0x7F7F7F7F7F7F7F80
+        m -= cK
+        m >>= 7
+        m &= 0x0101010101010101
+        m *= 0xFF  # the bytes >= c
+        wm = w & m
+        w ^= wm
+        wm <<= 8
+        w |= wm
+        np.left_shift(m, 8, out=wm)
+        m ^= wm  # the lowest of them: where c goes
+        m &= cK
+        w |= m
+        hands[rows] = w
+        hb = hbits.take(rows)
+        hb |= _BIT.take(c)
+        hbits[rows] = hb
         kb = _BIT.take(fc)  # a floor card taken is known to be in that hand
-        known[rows] = known.take(rows) | kb
-        dead = g(s.dead) | (g(s.floor_bits) ^ kb)  # the untaken floor cards go to the dead pile
+        kn = known.take(rows)
+        kn |= kb
+        known[rows] = kn
+        legal = s.legal.reshape(-1)
+        legal[rows] = self._legal_of(w)
+        fb = g(s.floor_bits) ^ kb  # the untaken floor cards go to the dead pile
+        fb |= g(s.dead)
         turn = g(s.turn) + 1
         alive = g(s.alive)
         nxt = _NEXT.take((alive << 3) | cur)
-        mask = s.legal.reshape(-1).take(g(arP) + nxt) | _DECL_WORD.take(turn >= _NALIVE.take(alive))  # L7
+        mask = legal.take(np.add(rowsP, nxt, out=rows))
+        mask |= _DECL_WORD.take(turn >= _NALIVE.take(alive))  # L7
+        top += T[0]
         if ix is None:
-            s.top += from_deck
-            s.dead[:] = dead
+            s.top[:] = top
+            s.dead[:] = fb
             s.floor[:] = s.pending  # the discards are the next player's floor
             s.floor_sel[:] = s.pending_sel
             s.floor_bits[:] = s.pending_bits
@@ -1064,11 +1250,11 @@ class LeastScoreCore:
             s.phase[:] = 0
             s.mask[:] = mask
         else:
-            s.top[ix] = top + from_deck
-            s.dead[ix] = dead
-            s.floor[ix] = s.pending[ix]
-            s.floor_sel[ix] = s.pending_sel[ix]
-            s.floor_bits[ix] = s.pending_bits[ix]
+            s.top[ix] = top
+            s.dead[ix] = fb
+            s.floor[ix] = s.pending.take(ix)
+            s.floor_sel[ix] = s.pending_sel.take(ix)
+            s.floor_bits[ix] = s.pending_bits.take(ix)
             s.pending[ix] = PAD_WORD
             s.pending_sel[ix] = 0
             s.pending_bits[ix] = 0
@@ -1076,9 +1262,8 @@ class LeastScoreCore:
             s.cur[ix] = nxt
             s.phase[ix] = 0
             s.mask[ix] = mask
-        capped = turn >= self.rules.max_turns
-        if capped.any():  # L10
-            self._end_rounds(s, gi[capped], False, res)
+        if turn.max() >= self.rules.max_turns:  # L10
+            self._end_rounds(s, (ar if ix is None else ix)[turn >= self.rules.max_turns], False, res)
 
     def _reshuffle(self, s: LeastScoreState, g: np.ndarray) -> None:
         """L6: shuffle the dead pile into a new deck (cards elsewhere get the sentinel key)."""
@@ -1094,43 +1279,54 @@ class LeastScoreCore:
         s.dead[g] = 0
 
     def _end_rounds(self, s: LeastScoreState, g: np.ndarray, declared: bool, res: StepResult) -> None:
-        """L8 scoring (or the L10 cap), then L9 elimination / next deal / end of the episode."""
+        """L8 scoring (or the L10 cap), then L9 elimination / next deal / end of the episode.
+
+        Per-player arrays are (P, n) (seat, game), so that numpy's loops run over games."""
         r, P = self.rules, self.num_players
         n = g.size
-        tot = _VALUE256[s.hands[g].view(np.uint8).reshape(n, P, 8)].sum(axis=2)  # (n, P), L1
-        al = self._alive_bool[s.alive[g]]
+        fi = self._flat_rows_T(g)  # (P, n): the flat (B * P) rows
+        u = s.hands.reshape(-1).take(fi).view(np.uint16)  # (P, 4 n)
+        tot = _VALUE2.take(u[:, 0::4])  # L1 hand totals, by byte pairs
+        tot += _VALUE2.take(u[:, 1::4])
+        tot += _VALUE2.take(u[:, 2::4])
+        alive = s.alive.take(g)
+        al = self._alive_bool_T.take(alive, axis=1)  # (P, n)
         if declared:  # L8
-            cur = s.cur[g].astype(np.intp)
-            is_cur = np.arange(P) == cur[:, None]
-            d = tot[np.arange(n), cur]
-            others = al & ~is_cur
-            m = np.where(others, tot, _INT32_MAX).min(axis=1)
+            cur = s.cur.take(g)
+            is_cur = self._arangeP_col == cur
+            d = tot.reshape(-1).take(self._bases(n)[0] + n * cur.astype(_I64))
+            others = al ^ is_cur  # (the declarer is in the game)
+            m = np.where(others, tot, _INT32_MAX).min(axis=0)
             ok = d <= m if r.tie_wins else d < m
-            pts = np.where(
-                ok[:, None],
-                np.where(others, tot - d[:, None], 0),  # correct: every other player scores total - d
-                np.where(is_cur, r.penalty + (d - m)[:, None], 0),  # false: penalty + (d - m), others 0
-            ).astype(np.int32)
+            pts = tot - d
+            pts *= others  # correct: every other player scores total - d
+            m -= d
+            np.subtract(r.penalty, m, out=m)
+            pts = np.where(ok, pts, is_cur * m)  # false: penalty + (d - m), others 0
         else:  # L10: everybody scores 0
-            pts = np.zeros((n, P), dtype=np.int32)
-        scores = s.scores[g].astype(np.int32) + pts
-        s.scores[g] = scores
+            pts = np.zeros((P, n), dtype=np.int32)
+        scores = s.scores.reshape(-1).take(fi) + pts
+        s.scores.reshape(-1)[fi] = scores.astype(np.int16)
         res.round_over[g] = True
-        res.round_points[g] = pts
-        res.total_points[g] = scores
-        res.extra["hand_total"][g] = tot
+        res.round_points.reshape(-1)[fi] = pts
+        res.total_points.reshape(-1)[fi] = scores
+        res.extra["hand_total"].reshape(-1)[fi] = tot
         if self.reward == "points":
-            res.rewards[g] = -pts  # lower points are better
+            res.rewards.reshape(-1)[fi] = -pts  # lower points are better
         if self.episode == "round":
             if declared:  # round winners: fewest round points, ties share
-                best = np.where(al, pts, _INT32_MAX).min(axis=1)
-                winners = al & (pts == best[:, None])
+                best = np.where(al, pts, _INT32_MAX).min(axis=0)
+                winners = pts == best
+                winners &= al
                 res.terminated[g] = True
+                rewards = self._zero_sum.take(winners.sum(axis=0) * 2 + winners) if self.reward == "win" else None
             else:
-                winners = np.zeros((n, P), dtype=bool)
+                winners = np.zeros((P, n), dtype=bool)
                 res.truncated[g] = True
-            self._finish(s, g, winners, res, zero_sum_win_rewards(winners))
+                rewards = 0.0
+            self._finish(s, g, winners, res, rewards, fi)
             return
+        al, scores = al.T, scores.T  # (n, P) for the rarer match paths
         if not declared and r.cap_ends_match:  # L10 in a match: the match is truncated
             res.truncated[g] = True
             # The players eliminated earlier were paid -1/(P-1) each when they left (below):
@@ -1167,11 +1363,15 @@ class LeastScoreCore:
             nxt = _NEXT[(s.alive[gg].astype(_I64) << 3) | s.first[gg]]  # the start passes left
             self._deal(s, gg, nxt.astype(_I64))
 
-    def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult, rewards) -> None:
-        """The episode ends for games ``g``; ``rewards`` (``"win"``) are paid unless None."""
-        res.winners[g] = winners
+    def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult, rewards, fi=None) -> None:
+        """The episode ends for games ``g``; ``rewards`` (``"win"``) are paid unless None.
+        ``winners`` and ``rewards``: (n, P), or (P, n) when ``fi`` (:meth:`_flat_rows_T`)
+        is given."""
+        if fi is None:
+            fi = self._flat_rows(g).reshape(winners.shape)
+        res.winners.reshape(-1)[fi] = winners
         if self.reward == "win" and rewards is not None:
-            res.rewards[g] = rewards
+            res.rewards.reshape(-1)[fi] = rewards
         s.over[g] = True
         s.mask[g] = 0
 
