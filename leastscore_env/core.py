@@ -496,6 +496,40 @@ def _uniform_below(n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return m >> _U(32)
 
 
+_DEAL_CACHE_MIN_B = 64  # smallest batch that computes its next deals ahead
+
+
+class _DealCache:
+    """The next new-episode deal of each game of a batch (see ``_new_episodes``)."""
+
+    def __init__(self, B: int, P: int) -> None:
+        self.ok = np.zeros(B, dtype=bool)
+        self.key = np.zeros(B, dtype=np.uint64)
+        self.ctr = np.zeros(B, dtype=np.uint64)  # the stream position it was computed for
+        self.nctr = np.zeros(B, dtype=np.uint64)  # the position after it
+        self.first = np.zeros(B, dtype=np.int8)
+        self.deck = np.zeros((B, NUM_CARDS + 1), dtype=np.uint8)
+        self.hands = np.zeros(B * P, dtype=_I64)
+        self.hbits = np.zeros(B * P, dtype=_I64)
+        self.legal = np.zeros(B * P, dtype=_I64)
+        self.up = np.zeros(B, dtype=_I64)
+        self.top = np.zeros(B, dtype=np.uint8)
+        self.P = P
+
+    def put(self, g, key, ctr, nctr, first, deck, hands, hbits, legal, up, top) -> None:
+        fi = (g[:, None] * self.P + np.arange(self.P)).reshape(-1)
+        self.key[g], self.ctr[g], self.nctr[g], self.first[g], self.deck[g] = key, ctr, nctr, first, deck
+        self.hands[fi], self.hbits[fi], self.legal[fi] = hands, hbits, legal
+        self.up[g], self.top[g] = up, top
+        self.ok[g] = True
+
+    def get(self, g):
+        """The arguments of ``_write_deal`` after ``g``."""
+        fi = (g[:, None] * self.P + np.arange(self.P)).reshape(-1)
+        return (self.nctr.take(g), self.first.take(g), self.deck.take(g, axis=0), self.hands.take(fi),
+                self.hbits.take(fi), self.legal.take(fi), self.up.take(g), self.top.take(g))
+
+
 class LeastScoreCore:
     """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
 
@@ -546,6 +580,7 @@ class LeastScoreCore:
         self._zero_sum = zs.reshape(-1)
         self._cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._deal_cache: dict[int, _DealCache] = {}
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
         self.obs_layout: dict[str, tuple[int, int]] = {}
@@ -702,17 +737,56 @@ class LeastScoreCore:
         s.scores.reshape(-1)[self._flat_rows(g)] = 0
         s.alive[g] = self._full_alive
         s.round[g] = 0
-        self._deal(s, g, None)
+        B = s.phase.shape[0]
+        if self.episode != "round" or B < _DEAL_CACHE_MIN_B:
+            self._deal(s, g, None)
+            return
+        # Round episodes: every episode starts with a new deal, a pure function of the
+        # game's stream position (rng_key, rng_counter). The deals are computed ahead, many
+        # games at a time, into a per-batch-size cache; a cached deal is used only if the
+        # game's stream position is still the one it was computed for (else: dealt now).
+        c = self._deal_cache.get(B)
+        if c is None:
+            if len(self._deal_cache) >= 4:
+                self._deal_cache.clear()
+            c = self._deal_cache[B] = _DealCache(B, self.num_players)
+        hit = c.ok.take(g)
+        hit &= c.key.take(g) == s.rng_key.take(g)
+        hit &= c.ctr.take(g) == s.rng_counter.take(g)
+        c.ok[g] = False
+        if hit.all():
+            self._write_deal(s, g, *c.get(g))
+        else:
+            self._deal(s, g[~hit], None)
+            if hit.any():
+                gh = g[hit]
+                self._write_deal(s, gh, *c.get(gh))
+        stale = np.flatnonzero(~c.ok)
+        if stale.size >= max(B // 4, _DEAL_CACHE_MIN_B):
+            # the next deal of these games (at their current stream position)
+            key, ctr = s.rng_key.take(stale), s.rng_counter.take(stale)
+            c.put(stale, key, ctr, *self._deal_compute(key, ctr.copy(), self.rules.first_player == "random", None))
 
     def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray | None) -> None:
         """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up.
 
         ``first``: the seat to start each game ``g``, or None for new episodes (L3: drawn
-        from the game's stream, or seat 0, as ``rules.first_player``). Arrays are laid out
-        so that numpy's inner loops run over the games."""
-        n, P = g.size, self.num_players
-        key, ctr = s.rng_key.take(g), s.rng_counter.take(g)
+        from the game's stream, or seat 0, as ``rules.first_player``)."""
+        alive = s.alive.take(g)
         draw_first = first is None and self.rules.first_player == "random"
+        deal = self._deal_compute(s.rng_key.take(g), s.rng_counter.take(g), draw_first,
+                                  None if alive.min() == self._full_alive else alive)
+        if first is not None:
+            deal = (deal[0], first.astype(np.int8), *deal[2:])
+        self._write_deal(s, g, *deal)
+
+    def _deal_compute(self, key: np.ndarray, ctr: np.ndarray, draw_first: bool, alive: np.ndarray | None):
+        """The random part of L3 for games with streams ``(key, ctr)`` (``ctr`` is advanced in
+        place) and ``alive`` words (None: everybody in): ``(ctr, first (int8, seat 0 unless
+        draw_first), deck (n, 53) uint8, hands, hand bits, legal (n * P,) int64, the card
+        turned up (n,) int64, top)``. Arrays are laid out so that numpy's inner loops run
+        over the games."""
+        n, P = key.size, self.num_players
         # deckgym.rng on each game's stream: random_below(P) for the first player (one draw),
         # then permutation_keys(52) (the next draw); both draws mixed together
         z = np.empty((2 if draw_first else 1, n), dtype=np.uint64)
@@ -732,11 +806,10 @@ class LeastScoreCore:
             first = y[NUM_CARDS] >> _U(40)
             first *= _U(P)
             first >>= _U(24)
-            first = first.view(_I64)
-        elif first is None:
-            first = np.zeros(n, dtype=_I64)
+            first = first.astype(np.int8)
+        else:
+            first = np.zeros(n, dtype=np.int8)
         ctr += _U(z.shape[0])
-        s.rng_counter[g] = ctr
         # deckgym.rng.shuffled's permutation argsort(keys >> 1), by one sort of the keys
         # carrying the card id in their low 6 bits (the same unless two keys agree on their
         # top 57 bits)
@@ -751,11 +824,9 @@ class LeastScoreCore:
         deck = np.empty((n, NUM_CARDS + 1), dtype=np.uint8)
         deck[:, :NUM_CARDS] = keys
         deck[:, NUM_CARDS] = PAD
-        s.deck[g] = deck
         # the seats in the game take consecutive cards (PAD for the others and past
         # hand_size), each hand sorted by a sorting network on its 5 card bytes
-        alive = s.alive.take(g)
-        if alive.min() == self._full_alive:
+        if alive is None:
             hb = deck.take(self._deal_idx[self._full_alive], axis=1)
             base = self._deal_base[self._full_alive]
             up = deck[:, base].astype(_I64)  # L3: the top card is turned up: the first floor
@@ -774,31 +845,34 @@ class LeastScoreCore:
         hbits = _BITS16.take(u16[0::4])
         hbits |= _BITS16.take(u16[1::4])
         hbits |= _BITS16.take(u16[2::4])
-        legal = self._legal_of(hands)
+        return ctr, first, deck, hands, hbits, self._legal_of(hands), up, base + 1
+
+    def _write_deal(self, s: LeastScoreState, g: np.ndarray, ctr, first, deck, hands, hbits, legal, up, top) -> None:
+        """Writes a deal (:meth:`_deal_compute`) into the games ``g``."""
+        s.rng_counter[g] = ctr
+        s.deck[g] = deck
         fi = self._flat_rows(g)
         s.hands.reshape(-1)[fi] = hands
         s.hand_bits.reshape(-1)[fi] = hbits
         s.legal.reshape(-1)[fi] = legal
         s.known.reshape(-1)[fi] = 0
         upbit = _BIT.take(up)
-        up |= PAD_WORD & ~0xFF
-        s.floor[g] = up
+        s.floor[g] = up | (PAD_WORD & ~0xFF)
         s.floor_sel[g] = 1
         s.floor_bits[g] = upbit
         s.pending[g] = PAD_WORD
         s.pending_sel[g] = 0
         s.pending_bits[g] = 0
-        s.top[g] = base + 1
+        s.top[g] = top
         s.seen[g] = upbit
         s.dead[g] = 0
-        first = first.astype(np.int8)
         s.cur[g] = first
         s.first[g] = first
         s.phase[g] = 0
         s.turn[g] = 0
         s.round[g] += 1
         s.over[g] = False
-        s.mask[g] = legal.take(self._bases(n)[1] + first)  # nobody may declare before everyone has played (L7)
+        s.mask[g] = legal.take(self._bases(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
 
     def deal(self, seed: int, options: dict) -> LeastScoreState:
         """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.
@@ -1294,7 +1368,7 @@ class LeastScoreCore:
         if declared:  # L8
             cur = s.cur.take(g)
             is_cur = self._arangeP_col == cur
-            d = tot.reshape(-1).take(self._bases(n)[0] + n * cur.astype(_I64))
+            d = tot.reshape(-1).take(self._bases(s.phase.shape[0])[0][:n] + n * cur.astype(_I64))
             others = al ^ is_cur  # (the declarer is in the game)
             m = np.where(others, tot, _INT32_MAX).min(axis=0)
             ok = d <= m if r.tie_wins else d < m
