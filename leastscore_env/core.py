@@ -370,8 +370,7 @@ _MASK38 = _U((1 << NUM_ACTIONS) - 1)
 # deckgym.rng's constants (its streams are reproduced bit for bit by _deal)
 _GOLDEN, _MIX1, _MIX2 = _U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB)
 _J = np.arange(256, dtype=np.uint64) * _U(0xD1B54A32D192ED03)
-_J_COL = _J[:NUM_CARDS, None].copy()
-_CARD_IDS_COL = np.arange(NUM_CARDS, dtype=np.uint64)[:, None].copy()
+_CARD_IDS53 = np.append(np.arange(NUM_CARDS, dtype=np.uint64), _U(0))  # (the 53rd word: the first player)
 # L1 totals of byte pairs of a card word (PAD counts 0)
 _VALUE2 = (_VALUE256[np.arange(1 << 16) & 0xFF] + _VALUE256[np.arange(1 << 16) >> 8]).astype(np.int32)
 # a sorting network for 5 elements (comparator pairs, lower index gets the minimum)
@@ -678,6 +677,7 @@ class LeastScoreCore:
         ri += _PAIR2.take(u[2::4])  # dense | si << 14
         si = ri >> 14
         ri &= 0x3FFF
+        ri = ri.astype(np.intp)  # (index arrays of the native type: no conversion per take)
         out = self._A.take(ri)
         t = self._Bt.take(ri)
         t &= self._MONO.take(si)
@@ -788,22 +788,24 @@ class LeastScoreCore:
         over the games."""
         n, P = key.size, self.num_players
         # deckgym.rng on each game's stream: random_below(P) for the first player (one draw),
-        # then permutation_keys(52) (the next draw); both draws mixed together
+        # then permutation_keys(52) (the next draw); both draws mixed together, one row of
+        # 53 words per game (the 52 keys, then the first player's word)
         z = np.empty((2 if draw_first else 1, n), dtype=np.uint64)
         np.multiply(ctr, _GOLDEN, out=z[0])
         if draw_first:
             np.add(z[0], _GOLDEN, out=z[1])
         z ^= key
         _mix_inplace(z)
-        y = np.empty((NUM_CARDS + 1, n), dtype=np.uint64)
-        np.add(_J_COL, z[-1], out=y[:NUM_CARDS])
+        y = np.empty((n, NUM_CARDS + 1), dtype=np.uint64)
+        np.add(z[-1][:, None], _J[:NUM_CARDS], out=y[:, :NUM_CARDS])
         if draw_first:
-            np.add(z[0], _J[0], out=y[NUM_CARDS])
+            np.add(z[0], _J[0], out=y[:, NUM_CARDS])
         else:
-            y[NUM_CARDS] = 0
-        _mix_inplace(y)
+            y[:, NUM_CARDS] = 0
+        yf = y.reshape(-1)
+        _mix_inplace(yf)
         if draw_first:
-            first = y[NUM_CARDS] >> _U(40)
+            first = y[:, NUM_CARDS] >> _U(40)
             first *= _U(P)
             first >>= _U(24)
             first = first.astype(np.int8)
@@ -813,16 +815,12 @@ class LeastScoreCore:
         # deckgym.rng.shuffled's permutation argsort(keys >> 1), by one sort of the keys
         # carrying the card id in their low 6 bits (the same unless two keys agree on their
         # top 57 bits)
-        kT = y[:NUM_CARDS]
-        kT >>= _U(7)
-        kT <<= _U(6)
-        kT |= _CARD_IDS_COL
-        keys = np.empty((n, NUM_CARDS), dtype=np.uint64)
-        np.copyto(keys, kT.T)
-        keys.sort(axis=1)
-        keys &= _U(63)
+        yf >>= _U(7)
+        yf <<= _U(6)
+        y |= _CARD_IDS53
+        y[:, :NUM_CARDS].sort(axis=1)
         deck = np.empty((n, NUM_CARDS + 1), dtype=np.uint8)
-        deck[:, :NUM_CARDS] = keys
+        np.bitwise_and(yf, _U(63), out=deck.reshape(-1), casting="unsafe")
         deck[:, NUM_CARDS] = PAD
         # the seats in the game take consecutive cards (PAD for the others and past
         # hand_size), each hand sorted by a sorting network on its 5 card bytes
@@ -1364,16 +1362,17 @@ class LeastScoreCore:
         tot += _VALUE2.take(u[:, 1::4])
         tot += _VALUE2.take(u[:, 2::4])
         alive = s.alive.take(g)
+        everybody = alive.min() == self._full_alive  # (always, in round episodes)
         al = self._alive_bool_T.take(alive, axis=1)  # (P, n)
         if declared:  # L8
             cur = s.cur.take(g)
             is_cur = self._arangeP_col == cur
-            d = tot.reshape(-1).take(self._bases(s.phase.shape[0])[0][:n] + n * cur.astype(_I64))
-            others = al ^ is_cur  # (the declarer is in the game)
-            m = np.where(others, tot, _INT32_MAX).min(axis=0)
+            d = np.where(is_cur, tot, 0).sum(axis=0, dtype=np.int32)
+            m = np.where(is_cur if everybody else al ^ is_cur, _INT32_MAX if everybody else tot, tot if everybody else _INT32_MAX).min(axis=0)
             ok = d <= m if r.tie_wins else d < m
-            pts = tot - d
-            pts *= others  # correct: every other player scores total - d
+            pts = tot - d  # correct: every other player scores total - d (the declarer: 0)
+            if not everybody:
+                pts *= al
             m -= d
             np.subtract(r.penalty, m, out=m)
             pts = np.where(ok, pts, is_cur * m)  # false: penalty + (d - m), others 0
@@ -1389,9 +1388,10 @@ class LeastScoreCore:
             res.rewards.reshape(-1)[fi] = -pts  # lower points are better
         if self.episode == "round":
             if declared:  # round winners: fewest round points, ties share
-                best = np.where(al, pts, _INT32_MAX).min(axis=0)
+                best = (pts if everybody else np.where(al, pts, _INT32_MAX)).min(axis=0)
                 winners = pts == best
-                winners &= al
+                if not everybody:
+                    winners &= al
                 res.terminated[g] = True
                 rewards = self._zero_sum.take(winners.sum(axis=0) * 2 + winners) if self.reward == "win" else None
             else:
