@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 
 import numpy as np
@@ -352,3 +353,13 @@ def test_learning_curve_chart_and_bad_files(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(ValueError, match="not a readable"):
         load_curve(str(tmp_path / "broken.json"))
+
+
+def test_recorded_command_has_one_train_word(monkeypatch):
+    from training.train import _command_words
+
+    monkeypatch.setattr(sys, "argv", ["deckgym", "train", "racko", "--seed", "3"])
+    assert _command_words(None) == ["racko", "--seed", "3"]
+    monkeypatch.setattr(sys, "argv", ["/x/training/train.py", "racko"])
+    assert _command_words(None) == ["racko"]
+    assert _command_words(["racko", "--seed", "1"]) == ["racko", "--seed", "1"]

@@ -176,6 +176,12 @@ def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epoch
     return {"teacher": teacher_spec, "samples": n, **log}
 
 
+def _command_words(argv: list[str] | None) -> list[str]:
+    """The arguments as typed, without the ``train`` subcommand word of ``deckgym train ...``."""
+    words = list(argv if argv is not None else sys.argv[1:])
+    return words[1:] if argv is None and words[:1] == ["train"] else words
+
+
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
     if args is None:
         args = build_parser().parse_args(argv)
@@ -213,7 +219,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     threshold = args.league_threshold if args.league_threshold is not None else (0.55 if P == 2 else 1.2 / P)
     config = {k: v for k, v in vars(args).items() if k not in ("func",)}
     config.update(run_name=run_name, rules=repr(rules), pool=pool, eval_against=eval_against,
-                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + (argv or sys.argv[1:])))
+                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + _command_words(argv)))
     with open(os.path.join(run_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2, default=str)
     writer = SummaryWriter(run_dir)
