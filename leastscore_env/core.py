@@ -348,7 +348,20 @@ _SLOT3 = np.zeros((256, 3), dtype=np.float32)
 _SLOT3[:NUM_CARDS, 0] = (np.arange(NUM_CARDS) // 4 + 1) / 13.0
 _SLOT3[:NUM_CARDS, 1] = (np.arange(NUM_CARDS) % 4 + 1) / 4.0
 _SLOT3[:NUM_CARDS, 2] = VALUE[:NUM_CARDS] / 10.0
-_SLOT3_T = np.ascontiguousarray(_SLOT3.T)  # (3, 256)
+# observe's hand slots as 4 groups of 4 floats, group g read from the byte pair g, g + 1 of
+# the hand word (the uint16 at byte g, row lo + 256 hi, hi <= 52): group 0 = rank0 suit0
+# value0 rank1, 1 = suit1 value1 rank2 suit2, 2 = value2 rank3 suit3 value3, 3 = rank4 suit4
+# value4 (of the high byte) and a float overwritten later
+_SLOTG_ROWS = 256 * (PAD + 1)
+_SLOTG = np.zeros((4, _SLOTG_ROWS, 4), dtype=np.float32)
+_lo, _hi = np.arange(_SLOTG_ROWS) & 0xFF, np.arange(_SLOTG_ROWS) >> 8
+_SLOTG[0, :, :3], _SLOTG[0, :, 3] = _SLOT3[_lo], _SLOT3[_hi, 0]
+_SLOTG[1, :, :2], _SLOTG[1, :, 2:] = _SLOT3[_lo, 1:], _SLOT3[_hi, :2]
+_SLOTG[2, :, 0], _SLOTG[2, :, 1:] = _SLOT3[_lo, 2], _SLOT3[_hi]
+_SLOTG[3, :, :3] = _SLOT3[_hi]
+_SLOTG.flags.writeable = False
+del _lo, _hi
+_V16, _V8 = np.dtype((np.void, 16)), np.dtype((np.void, 8))  # 4 and 2 floats as one item
 _OBS_CHUNK = 512  # games per chunk of observe's writes of the float32 rows (L2-sized)
 _CARD_IDS = np.arange(NUM_CARDS)
 _CARD_IDS_U64 = np.arange(NUM_CARDS, dtype=np.uint64)
@@ -416,9 +429,11 @@ def _dense_legal_lists(sequence_lengths: tuple[int, ...], same_suit: bool):
 
 @lru_cache(maxsize=None)
 def _obs_flag_table(P: int) -> np.ndarray:
-    """observe's alive (ego order), to_move (ego order), phase and can_declare fields:
-    (2 P + 2, rows), column ((seat * P + cur) << P | alive) << 2 | phase << 1 | ge
-    (``ge``: completed turns >= players still in, L7)."""
+    """observe's alive (ego order), to_move (ego order), phase and can_declare fields, placed
+    in the 4-float groups of the rest of an observation row that hold them (zeros for the
+    other fields of those groups): (groups, rows, 4) float32, row
+    ((seat * P + cur) << P | alive) << 2 | phase << 1 | ge (``ge``: completed turns >=
+    players still in, L7)."""
     ego = (np.arange(P)[:, None] + np.arange(P)) % P
     t = np.zeros((P, P, 1 << P, 2, 2, 2 * P + 2), dtype=np.float32)
     alive = (np.arange(1 << P)[:, None] >> ego[:, None, :]) & 1  # (seat, alive, i)
@@ -426,9 +441,14 @@ def _obs_flag_table(P: int) -> np.ndarray:
     t[..., P : 2 * P] = (ego[:, None, :] == np.arange(P)[None, :, None])[:, :, None, None, None, :]
     t[:, :, :, 1, :, 2 * P] = 1.0  # phase
     t[:, :, :, 0, 1, 2 * P + 1] = 1.0  # can_declare: discard phase and every player in has played
-    t = np.ascontiguousarray(t.reshape(-1, 2 * P + 2).T)
-    t.flags.writeable = False
-    return t
+    t = t.reshape(-1, 2 * P + 2)
+    t0 = 14 + 2 * P  # offset of alive in the rest of a row
+    g0, g1 = t0 // 4, (t0 + 2 * P + 1) // 4
+    q = np.zeros((len(t), 4 * (g1 - g0 + 1)), dtype=np.float32)
+    q[:, t0 - 4 * g0 : t0 - 4 * g0 + 2 * P + 2] = t
+    q = np.ascontiguousarray(q.reshape(len(t), g1 - g0 + 1, 4).transpose(1, 0, 2))
+    q.flags.writeable = False
+    return q
 
 
 def _action_names() -> tuple[str, ...]:
@@ -623,6 +643,7 @@ class LeastScoreCore:
         # the float32 tables of the scaled entries, void dtypes to copy k floats as one item
         self._ego_deltaT = np.ascontiguousarray((self._ego - np.arange(P)[:, None]).T, dtype=_I64)
         self._obs_flags = _obs_flag_table(P)
+        self._obs_flags_g0 = (14 + 2 * P) // 4
         self._obs_deck = np.array(self._obs_tables[2], dtype=np.float32)
         # the K card blocks packed: word j of a game = OR of block k shifted left by sh
         # (right if negative) for (k, sh) in _obs_pack[j]
@@ -1471,7 +1492,7 @@ class LeastScoreCore:
             if out.shape != (B, self.obs_size) or out.dtype != np.float32:
                 raise ValueError(f"out must be a ({B}, {self.obs_size}) float32 array, got {out.shape} {out.dtype}")
             obs = out
-        X, D, tmp, tailT = self._obs_scratch(B)
+        X, D, tmp, tailQ = self._obs_scratch(B)
         # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
         # word and the seat + player to move pair (a row of the alive/to_move table)
         if isinstance(seat, (int, np.integer)):
@@ -1511,34 +1532,43 @@ class LeastScoreCore:
                 if i:
                     np.bitwise_or(dj, tmp, out=dj)
         np.positive(D, out=X.T)  # (a ufunc: its loops run over B)
-        # The rest of a row (T floats) in ``tailT``, transposed (T, B): hand slots (three
-        # floats per slot, one table row per card), opponents' hand sizes and scores (the
-        # float32 products), alive, to_move, phase, can_declare (2 P + 2 floats, one table
-        # row per seat, player to move, alive word, phase and L7 test), deck size, turn.
-        hb = np.ndarray((8, B), np.uint8, buffer=hw, strides=(1, 8))
-        for i in range(HAND_MAX):
-            np.take(_SLOT3_T, hb[i], axis=1, out=tailT[3 * i : 3 * i + 3], mode="clip")
-        t = 15
-        np.multiply(np.bitwise_count(hbT[1:]), np.float32(1.0 / self.rules.hand_size), out=tailT[t : t + P - 1])
-        t += P - 1
-        np.multiply(scT, np.float32(1.0 / self.rules.elimination_score), out=tailT[t : t + P])
-        t += P
+        # The rest of a row (T floats, T even) in ``tailQ``, as (groups, B, 4): float t of
+        # game b at tailQ[t // 4, b, t % 4], so that it is copied into the rows of ``obs``
+        # 16 bytes at a time. Hand slots: the first 4 groups, one table row per byte pair of
+        # the hand word (the 16th float is overwritten by the first opponent's hand size);
+        # alive, to_move, phase, can_declare: the groups that hold them, one table row per
+        # seat, player to move, alive word, phase and L7 test (written before the fields that
+        # share those groups); opponents' hand sizes and scores (the float32 products); deck
+        # size; turn.
+        for g in range(4):
+            np.take(_SLOTG[g], np.ndarray((B,), np.uint16, buffer=hw, offset=g, strides=(8,)), axis=0, out=tailQ[g], mode="clip")
         key <<= P
         key += s.alive
         key <<= 2
         key += s.phase << 1
         key += s.turn >= _NALIVE.take(s.alive)
-        np.take(self._obs_flags, key, axis=1, out=tailT[t : t + 2 * P + 2], mode="clip")
+        g0 = self._obs_flags_g0
+        np.take(self._obs_flags, key, axis=1, out=tailQ[g0 : g0 + self._obs_flags.shape[0]], mode="clip")
+        t = 15
+        for c in np.bitwise_count(hbT[1:]):
+            np.multiply(c, np.float32(1.0 / self.rules.hand_size), out=tailQ[t >> 2, :, t & 3])
+            t += 1
+        for c in scT:
+            np.multiply(c, np.float32(1.0 / self.rules.elimination_score), out=tailQ[t >> 2, :, t & 3])
+            t += 1
         t += 2 * P + 2
-        np.take(self._obs_deck, s.top, out=tailT[t], mode="clip")
-        np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tailT[t + 1])
+        tailQ[t >> 2, :, t & 3] = self._obs_deck.take(s.top)
+        t += 1
+        np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tailQ[t >> 2, :, t & 3])
         n = 52 * K
+        ng = (self.obs_size - n) >> 2  # whole groups; T % 4 == 2: a last pair of floats
         Xb = X.view(np.uint8)
         for i in range(0, B, _OBS_CHUNK):  # L2-sized chunks of games: cards, then the rest
             j = min(i + _OBS_CHUNK, B)
             bits = np.unpackbits(Xb[i:j].reshape(-1), bitorder="little").reshape(j - i, -1)
             np.copyto(obs[i:j, :n], bits[:, :n], casting="unsafe")
-            np.positive(tailT[:, i:j], out=obs[i:j, n:].T)
+            np.copyto(obs[i:j, n : n + 4 * ng].view(_V16).T, tailQ[:ng, i:j].view(_V16)[:, :, 0])
+            np.copyto(obs[i:j, n + 4 * ng :].view(_V8)[:, 0], tailQ[ng, i:j, :2].view(_V8)[:, 0])
         return obs
 
     def _observe_one(self, s: LeastScoreState, e: int) -> np.ndarray:
@@ -1582,7 +1612,7 @@ class LeastScoreCore:
                 np.empty((B, self._obs_nw), dtype=_I64),  # the card blocks packed end to end
                 np.empty((self._obs_nw, B), dtype=_I64),  # the same, transposed
                 np.empty(B, dtype=_I64),
-                np.empty((self.obs_size - 52 * K, B), dtype=np.float32),  # the rest of a row, transposed
+                np.empty(((self.obs_size - 52 * K + 3) // 4, B, 4), dtype=np.float32),  # the rest of a row, by groups of 4
             )
         return c
 
