@@ -377,6 +377,10 @@ def sequence_costs(
 ) -> np.ndarray:
     """(B, 11) estimated turns to go out: the rack unchanged, then ``card`` in slot 1..10.
 
+    ``card`` may also be (B, K), K candidate cards per rack: the result is then (B, K, 11),
+    and the part that depends only on the rack (the forward and backward passes, the plans
+    that skip a slot) is computed once per rack instead of once per card.
+
     The same DP as :func:`sequence_costs_reference` (which evaluates each candidate rack
     separately), computed once forward and once backward over the unchanged rack: a
     candidate differs from the rack in one slot only, so its best plan either skips that
@@ -396,7 +400,6 @@ def sequence_costs(
     S, done = R, R - 1
     V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
     lo_offsets, hi_offsets = range(1, R + 1), range(-(R - 1), 1)
-    x = card[:, None]
 
     # every pair i < j of the unchanged rack: T[σ, τ] (S, S, B, M); state axes lead so
     # that minima over states are elementwise and minima over pairs run on the last axis
@@ -411,13 +414,18 @@ def sequence_costs(
     for i in range(_P - 2, -1, -1):
         pr = _PAIRS_BY_I[i]  # pairs (i, j) for j = i+1 .. P-1, in order of j
         G[:, :, i] = np.minimum.reduce(T[:, :, :, pr] + G[None, :, :, i + 1 :], axis=1).min(axis=2)
-    out = np.empty((B, SLOTS + 1), dtype=np.float64)
-    out[:, 0] = F[done, :, _P - 1]
+    keep = F[done, :, _P - 1]
 
     # plans that skip slot p: a gap (i, j) with i < p < j
     H = np.minimum.reduce(F[:, None][..., _PI] + T, axis=0)  # (S τ, B, M)
     H = np.minimum.reduce(H + G[..., _PJ], axis=0)  # (B, M)
     skip = np.where(_STRADDLE[None], H[:, None, :], F32(INF)).min(axis=2)  # (B, 10)
+
+    K = 1 if card.ndim == 1 else card.shape[1]
+    x = card.reshape(-1)[:, None]
+    if K > 1:  # the card-dependent part runs on B·K rows, each a copy of its rack's row
+        tab = _CardTables(np.repeat(avail, K, axis=0), p["specific_factor"], _fill_table(p))
+        V, F, G = np.repeat(V, K, axis=0), np.repeat(F, K, axis=1), np.repeat(G, K, axis=1)
 
     # plans that keep the new card at slot p
     one = np.ones(len(_II), bool)
@@ -428,11 +436,15 @@ def sequence_costs(
     T_out = _transitions(tab, tab.side(x, lo_offsets, None), tab.side(V, hi_offsets, _OJ), _OJ - _OP - 1, one, _REAL[_OJ], R)
     b = np.minimum.reduce(T_out + G[None][..., _OJ], axis=1)  # (S σ, B, pairs)
     Bk = np.minimum.reduceat(b, _OP_START, axis=2)  # (S, B, 10): best from p in state σ
-    through = np.minimum.reduce(A + Bk, axis=0)
-    out[:, 1:] = np.minimum(skip, through)
+    through = np.minimum.reduce(A + Bk, axis=0).reshape(B, K, SLOTS)
+    out = np.empty((B, K, SLOTS + 1), dtype=np.float64)
+    out[:, :, 0] = keep[:, None]
+    out[:, :, 1:] = np.minimum(skip[:, None, :], through)
     if bonus:
-        out -= _bonus_term(candidate_racks(rack, card), p["bonus_weight"])
-    return np.minimum(out, INF)
+        cands = candidate_racks(np.repeat(rack, K, axis=0), card.reshape(-1))
+        out -= _bonus_term(cands, p["bonus_weight"]).reshape(B, K, SLOTS + 1)
+    out = np.minimum(out, INF)
+    return out[:, 0] if card.ndim == 1 else out
 
 
 def sequence_plan(view: dict[str, np.ndarray], rules: Any, params: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -513,17 +525,16 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
         rank = np.minimum(((np.arange(K) + 0.5)[None, :] * count[:, None] / K).astype(np.int64), np.maximum(count - 1, 0)[:, None])
         vals = np.take_along_axis(order, rank, axis=1)
         weight = np.broadcast_to((count > 0)[:, None], (B, K)).astype(np.float64)
-    rows, cols = np.nonzero(weight > 0)
-    cards = vals[rows, cols]
-    best = np.zeros(rows.size)
-    for s in range(0, rows.size, CHUNK):
-        sl = slice(s, s + CHUNK)
-        r, c = rows[sl], cards[sl]
-        cost = sequence_costs(rack[r], c, avail[r], min_run, bonus, p)
-        win = goes_out(candidate_racks(rack[r], c)[:, 1:], min_run)
-        best[sl] = np.minimum(cost[:, 0], np.where(win, 0.0, cost[:, 1:]).min(axis=1))
+    vals = np.ascontiguousarray(np.minimum(vals, n))  # rows without unseen cards: any value, weight 0
     total = np.zeros((B, K))
-    total[rows, cols] = best
+    step = max(1, CHUNK // K)
+    for s in range(0, B, step):
+        sl = slice(s, s + step)
+        cost = sequence_costs(rack[sl], vals[sl], avail[sl], min_run, bonus, p)  # (b, K, 11)
+        b = cost.shape[0]
+        win = goes_out(candidate_racks(np.repeat(rack[sl], K, axis=0), vals[sl].reshape(-1))[:, 1:], min_run)
+        best = np.where(win.reshape(b, K, SLOTS), 0.0, cost[:, :, 1:]).min(axis=2)
+        total[sl] = np.minimum(cost[:, :, 0], best)
     return (total * weight).sum(axis=1) / np.maximum(weight.sum(axis=1), 1.0)
 
 

@@ -127,3 +127,17 @@ def test_shipped_models_load_with_the_features_version_they_were_trained_with(pa
     a = agent.act(obs, mask)
     assert mask[np.arange(len(a)), a].all()
     assert agent.inputs(obs).shape[1] == core.obs_size + F.num_features(core, meta["features_version"])
+
+
+@pytest.mark.parametrize("players,bonus", [(2, False), (3, True), (4, False)])
+def test_costs_for_many_cards_equal_one_card_at_a_time(players, bonus):
+    core, obs, _ = _random_views(players, B=24)
+    rules = RackoRules(num_players=players, bonus=bonus)
+    view = core.obs_view(obs)
+    rack = view["rack"]
+    avail = availability(view, rack, rules.deck_size, 0.5)
+    cards = np.random.default_rng(2).integers(1, rules.deck_size + 1, size=(24, 5))
+    many = sequence_costs(rack, cards, avail, rules.min_run_to_win, bonus)
+    assert many.shape == (24, 5, 11)
+    for k in range(5):
+        np.testing.assert_array_equal(many[:, k], sequence_costs(rack, cards[:, k], avail, rules.min_run_to_win, bonus))
