@@ -363,3 +363,27 @@ def test_recorded_command_has_one_train_word(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/x/training/train.py", "racko"])
     assert _command_words(None) == ["racko"]
     assert _command_words(["racko", "--seed", "1"]) == ["racko", "--seed", "1"]
+
+
+def test_bc_warm_start_recorded_and_init_continues_with_the_models_features(tmp_path):
+    """--bc-teacher lands in the model's metadata; --init reloads a model (here one trained
+    on features version 1) and keeps its features layout."""
+    from training import train
+
+    common = ["racko", "--players", "2", "--total-steps", "256", "--num-envs", "8", "--n-steps", "32",
+              "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "random=1",
+              "--eval-every", "256", "--eval-deals", "2", "--eval-against", "random", "--final-deals", "0",
+              "--runs", str(tmp_path / "runs"), "--quiet", "--seed", "1"]
+    first = str(tmp_path / "first.zip")
+    train.main(common + ["--out", first, "--features-version", "1", "--bc-teacher", "racko:bucket",
+                         "--bc-samples", "64", "--bc-epochs", "1"])
+    meta = read_metadata(first)
+    assert meta["features_version"] == 1 and meta["num_features"] == 68
+    assert meta["train_config"]["bc_result"]["teacher"] == "racko:bucket"
+    second = str(tmp_path / "second.zip")
+    summary = train.main(common + ["--out", second, "--init", first])
+    assert summary["steps"] >= 256
+    assert read_metadata(second)["features_version"] == 1
+    with pytest.raises(ValueError, match="corrupt|not a"):
+        (tmp_path / "bad.zip").write_bytes(b"garbage")
+        train.main(common + ["--out", str(tmp_path / "x.zip"), "--init", str(tmp_path / "bad.zip")])

@@ -227,9 +227,12 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     logger = configure(run_dir, ["tensorboard", "csv"])
 
     # -- the vector env: learner in one seat, opponents inside ---------------------------------
+    features_version = args.features_version
+    if args.init and features_version is None:  # continue with the layout the model was trained on
+        features_version = read_metadata(args.init).get("features_version")
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
                      rules=rules, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
-                     features_version=args.features_version)
+                     features_version=features_version)
     base_weights = np.array([w for _, w in pool], dtype=float)
     base_weights /= base_weights.sum()
     n_base = len(pool)
@@ -263,7 +266,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         bc = behaviour_clone(model, env, args.bc_teacher, args.bc_samples, args.bc_epochs, args.gamma, args.seed,
                              quiet=args.quiet)
         bc["minutes"] = bc_minutes = (time.perf_counter() - t_bc) / 60
-        config["bc_result"] = bc
+        config["bc_result"] = meta["train_config"]["bc_result"] = bc
         writer.add_text("bc", json.dumps(bc))
         print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
         model._last_obs = None  # PPO starts from fresh games
