@@ -1083,7 +1083,7 @@ class LeastScoreCore:
         pre *= _L1  # byte i: set bits in bytes 0..i
         n = pre >> _U(56)
         m = np.multiply(rng.integers(0, 1 << 32, size=B, dtype=np.uint32), n, dtype=np.uint64)
-        if (m.astype(np.uint32) < 64).any():  # Lemire's rejection (2**32 mod n < n <= 38): rare
+        if m.astype(np.uint32).min() < 64:  # Lemire's rejection (2**32 mod n < n <= 38): rare
             m = _lemire_fix(m, n, rng)
         u = m >> _U(32)
         t = u * _L1
@@ -1119,11 +1119,10 @@ class LeastScoreCore:
         elif nd == B:
             self._draw(s, a, None, res)
         else:  # a batch whose games are in different phases
-            ph = s.phase != 0
-            ixd = np.flatnonzero(~ph)
-            ixw = np.flatnonzero(ph)
-            self._discard(s, a[ixd], ixd, res)
-            self._draw(s, a[ixw], ixw, res)
+            ixw = np.flatnonzero(s.phase)
+            ixd = np.flatnonzero(s.phase == 0)
+            self._discard(s, a.take(ixd), ixd, res)
+            self._draw(s, a.take(ixw), ixw, res)
         return res
 
     def _step_one(self, s: LeastScoreState, a: int) -> StepResult:
