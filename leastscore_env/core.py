@@ -3,7 +3,12 @@
 One :class:`LeastScoreCore` plays ``B`` games at once; the state is a
 :class:`LeastScoreState` of fixed-shape numpy arrays (first axis = game). Nothing loops
 over games in Python: the games that need a rare transition (a round end, a new deal,
-an L6 reshuffle) are handled together with fancy indexing on their indices.
+an L6 reshuffle) are handled together with fancy indexing on their indices. Work arrays
+are laid out so that numpy's inner loops run over games (per-player arrays as (P, n),
+hand bytes as 1-D strided views), since a 2-D op with a short inner axis pays numpy's
+per-row overhead. In round episodes at B >= 64 each game's next deal is computed ahead,
+many games at a time (a deal is a pure function of the game's stream position), and used
+by ``reset_where`` if the game's stream is still at that position.
 
 Representation (chosen for speed: the hot path works on one int64 word per game):
 
@@ -364,7 +369,6 @@ del _lo, _hi
 _V16, _V8 = np.dtype((np.void, 16)), np.dtype((np.void, 8))  # 4 and 2 floats as one item
 _OBS_CHUNK = 512  # games per chunk of observe's writes of the float32 rows (L2-sized)
 _CARD_IDS = np.arange(NUM_CARDS)
-_CARD_IDS_U64 = np.arange(NUM_CARDS, dtype=np.uint64)
 _INT32_MAX = np.iinfo(np.int32).max
 _VALUE256 = np.zeros(256, dtype=np.int32)
 _VALUE256[: NUM_CARDS + 1] = VALUE
@@ -377,8 +381,6 @@ for _b in range(256):
 _LEMIRE_THR = np.array([(1 << 32) % n if n else 0 for n in range(65)], dtype=np.uint64)
 _U = np.uint64
 _L1, _H8 = _U(0x0101010101010101), _U(0x8080808080808080)
-_M55, _M33, _M0F = _U(0x5555555555555555), _U(0x3333333333333333), _U(0x0F0F0F0F0F0F0F0F)
-_GATHER8 = _U(0x0102040810204080)  # (x * this) >> 56: bytes of 0/1 -> the bits of one byte
 _MASK38 = _U((1 << NUM_ACTIONS) - 1)
 # deckgym.rng's constants (its streams are reproduced bit for bit by _deal)
 _GOLDEN, _MIX1, _MIX2 = _U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB)
