@@ -304,15 +304,13 @@ class SequenceAgent(_RackoHeuristic):
     __doc__ = sequence_decide.__doc__
     spec = "racko:sequence"
     params: dict[str, float] = DEFAULT_SEQUENCE_PARAMS
+    decide = staticmethod(sequence_decide)
 
     def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
-        return sequence_decide(view, masks, self.core.rules, self.rng, self.params)
+        return self.decide(view, masks, self.core.rules, self.rng, self.params)
 
 
-class LookaheadAgent(_RackoHeuristic):
+class LookaheadAgent(SequenceAgent):
     __doc__ = lookahead_decide.__doc__
     spec = "racko:lookahead"
-    params: dict[str, float] = DEFAULT_SEQUENCE_PARAMS
-
-    def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
-        return lookahead_decide(view, masks, self.core.rules, self.rng, self.params)
+    decide = staticmethod(lookahead_decide)
