@@ -221,6 +221,21 @@ def ranges_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, rn
 # racko:sequence
 # --------------------------------------------------------------------------------------
 
+def _planner_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, rng: np.random.Generator | None,
+                    params: dict[str, float] | None, outlook: bool) -> np.ndarray:
+    """Sequence's play; with ``outlook``, the take/draw choice of lookahead instead."""
+    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
+    rack, phase, hand, top, masks = _view_arrays(view, masks)
+    cost, win = sequence_plan(view, rules, p)
+    noise = rng.random(cost.shape) * 1e-6 if rng is not None else None
+    take, best_slot, discard_drawn = plan_choices(cost, win, p["take_margin"], noise)
+    rows = np.flatnonzero((phase == CHOOSE) & masks[:, TAKE]) if outlook else np.zeros(0, np.int64)
+    if rows.size:
+        sub = {k: np.asarray(v)[rows] for k, v in view.items()}
+        take[rows] = take_by_outlook(cost[rows], win[rows], draw_outlook(sub, rules, p))
+    return _finish(phase, masks, take, best_slot, discard_drawn)
+
+
 def sequence_decide(
     view: dict[str, np.ndarray],
     masks: np.ndarray,
@@ -235,12 +250,7 @@ def sequence_decide(
     estimated turns by more than ``take_margin`` (a draw has its own expected value). A
     placement that goes out is always taken. Ties are broken at random (seeded).
     """
-    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
-    rack, phase, hand, top, masks = _view_arrays(view, masks)
-    cost, win = sequence_plan(view, rules, p)
-    noise = rng.random(cost.shape) * 1e-6 if rng is not None else None
-    take, best_slot, discard_drawn = plan_choices(cost, win, p["take_margin"], noise)
-    return _finish(phase, masks, take, best_slot, discard_drawn)
+    return _planner_decide(view, masks, rules, rng, params, outlook=False)
 
 
 def lookahead_decide(
@@ -257,16 +267,7 @@ def lookahead_decide(
     (:func:`racko_env.plan.draw_outlook`: the planner's best play of each unseen value,
     averaged). Placing is as in sequence.
     """
-    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
-    rack, phase, hand, top, masks = _view_arrays(view, masks)
-    cost, win = sequence_plan(view, rules, p)
-    noise = rng.random(cost.shape) * 1e-6 if rng is not None else None
-    take, best_slot, discard_drawn = plan_choices(cost, win, p["take_margin"], noise)
-    rows = np.flatnonzero((phase == CHOOSE) & masks[:, TAKE])
-    if rows.size:
-        sub = {k: np.asarray(v)[rows] for k, v in view.items()}
-        take[rows] = take_by_outlook(cost[rows], win[rows], draw_outlook(sub, rules, p))
-    return _finish(phase, masks, take, best_slot, discard_drawn)
+    return _planner_decide(view, masks, rules, rng, params, outlook=True)
 
 
 # --------------------------------------------------------------------------------------
