@@ -232,7 +232,8 @@ def _planner_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, 
     rows = np.flatnonzero((phase == CHOOSE) & masks[:, TAKE]) if outlook else np.zeros(0, np.int64)
     if rows.size:
         sub = {k: np.asarray(v)[rows] for k, v in view.items()}
-        take[rows] = take_by_outlook(cost[rows], win[rows], draw_outlook(sub, rules, p))
+        look = draw_outlook(sub, rules, p, samples=int(p["outlook_samples"]) or None)
+        take[rows] = take_by_outlook(cost[rows], win[rows], look)
     return _finish(phase, masks, take, best_slot, discard_drawn)
 
 

@@ -29,15 +29,54 @@ def agent_specs(game: str | None = None) -> list[str]:
     return names + ["ppo:PATH"]
 
 
+def _tuning(agent: Agent) -> dict[str, Any]:
+    """The parameters a spec may override: a heuristic's ``params`` dict, or its numeric class attributes."""
+    params = getattr(agent, "params", None)
+    if isinstance(params, dict):
+        return dict(params)
+    return {k: getattr(agent, k) for k in dir(type(agent))
+            if not k.startswith("_") and isinstance(getattr(agent, k), (int, float)) and not isinstance(getattr(agent, k), bool)}
+
+
+def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
+    """``name?key=value&key=value``: set tuning parameters of a heuristic (experiments, sweeps)."""
+    tuning = _tuning(agent)
+    if not tuning:
+        raise ValueError(f"agent {spec!r}: {type(agent).__name__} has no parameters to set")
+    for item in text.split("&"):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"agent {spec!r}: parameters are key=value pairs joined by '&', got {item!r}")
+        if key not in tuning:
+            raise ValueError(f"agent {spec!r}: unknown parameter {key!r}; valid: {', '.join(sorted(tuning))}")
+        old = tuning[key]
+        try:
+            tuning[key] = type(old)(value) if not isinstance(old, str) else value
+        except ValueError:
+            raise ValueError(f"agent {spec!r}: {key}={value!r} is not a valid {type(old).__name__} value") from None
+    if isinstance(getattr(agent, "params", None), dict):
+        agent.params = tuning
+    else:
+        for key, value in tuning.items():
+            setattr(agent, key, value)
+
+
 def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> Agent:
-    """Build the agent named by ``spec`` for ``core``; a clear error listing valid specs otherwise."""
+    """Build the agent named by ``spec`` for ``core``; a clear error listing valid specs otherwise.
+
+    A heuristic's tuning parameters can follow its name, ``racko:lookahead?outlook_samples=8``
+    or ``leastscore:counting?min_success=0.5&gamma=0.9`` (see each agent's class for them).
+    """
     if spec.startswith("ppo:"):
         from agents.ppo import PPOAgent
 
         return PPOAgent(core, path=spec[4:], seed=seed, game=game)
-    if spec not in AGENTS or (game is not None and ":" in spec and spec.split(":", 1)[0] != game):
+    name, _, overrides = spec.partition("?")
+    if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
-    module, cls = AGENTS[spec].split(":")
+    module, cls = AGENTS[name].split(":")
     agent = getattr(importlib.import_module(module), cls)(core, seed=seed)
+    if overrides:
+        _apply_overrides(agent, spec, overrides)
     agent.spec = spec
     return agent

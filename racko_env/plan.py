@@ -85,6 +85,7 @@ DEFAULT_SEQUENCE_PARAMS: dict[str, Any] = {
     "take_margin": 4.0,  # take the discard only if it cuts the cost by more than this (what a draw gains)
     "bonus_weight": 1.0,  # R10: turns one would trade for each 50 points of run bonus
     "fill": "slots",  # gap cost model: "slots" (k · U·k/m) or "coupon" (U · k·H_k / m)
+    "outlook_samples": OUTLOOK_SAMPLES,  # racko:lookahead: unseen values standing in for a blind draw (0: all)
 }
 
 

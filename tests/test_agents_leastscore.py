@@ -255,3 +255,14 @@ def test_short_ladder_random_greedy_counting():
     res = {a.name: a for a in c.agents}
     assert res["leastscore:counting"].ci_low > res["leastscore:greedy"].ci_high
     assert res["leastscore:counting"].mean_points < res["leastscore:greedy"].mean_points
+
+
+def test_counting_parameters_from_the_spec():
+    from agents.registry import make_agent
+    from deckgym.registration import game as game_entry
+
+    entry = game_entry("leastscore")
+    core = entry.make_core(entry.make_rules())
+    a = make_agent("leastscore:counting?min_success=0.5&gamma=0.9", core, game="leastscore")
+    b = make_agent("leastscore:counting", core, game="leastscore")
+    assert (a.min_success, a.gamma) == (0.5, 0.9) and (b.min_success, b.gamma) == (0.65, 0.7)

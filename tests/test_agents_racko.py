@@ -237,3 +237,23 @@ def test_arena_reproducible_and_ladder():
     assert bucket.ci_low > 0.8
     top = evaluate("racko", ["racko:sequence", "racko:ranges"], deals=150, seed=11).agents[0]
     assert top.name == "racko:sequence" and top.ci_low > 0.5
+
+
+def test_spec_parameters_tune_a_heuristic_and_bad_ones_are_named():
+    from agents.registry import make_agent
+
+    core = RackoCore(RackoRules())
+    a = make_agent("racko:lookahead?outlook_samples=8&take_margin=2.5", core, game="racko")
+    assert a.params["outlook_samples"] == 8 and a.params["take_margin"] == 2.5
+    assert type(a).params["outlook_samples"] == 16  # the class default is untouched
+    assert a.spec == "racko:lookahead?outlook_samples=8&take_margin=2.5"
+    state = core.init(64, seed=2)
+    obs, mask = core.observe(state, core.current_player(state)), core.legal_action_mask(state)
+    assert mask[np.arange(64), a.act(obs, mask)].all()
+    for bad, msg in (("racko:lookahead?foo=1", "unknown parameter 'foo'"),
+                     ("racko:lookahead?outlook_samples=x", "not a valid int"),
+                     ("racko:lookahead?take_margin", "key=value"),
+                     ("random?x=1", "no parameters"),
+                     ("racko:nope?x=1", "unknown agent")):
+        with pytest.raises(ValueError, match=msg):
+            make_agent(bad, core, game="racko")
