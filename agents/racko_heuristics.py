@@ -1,4 +1,5 @@
-"""Rack-O heuristics of increasing strength: ``racko:bucket`` < ``racko:ranges`` < ``racko:sequence``.
+"""Rack-O heuristics of increasing strength: ``racko:bucket`` < ``racko:ranges`` < ``racko:sequence``
+< ``racko:lookahead`` (the last two play the planner of ``racko_env.plan``).
 
 Every agent is a pure, batched numpy function over the decoded observation
 (``core.obs_view(obs)``: ``rack`` (B, 10) slot 1 first, ``phase``, ``hand``, ``discard_top``,
@@ -7,7 +8,7 @@ over games (only over the 10 slots / candidate placements). Actions (``RackoCore
 ``0`` draw, ``1`` take the discard, ``2 + i`` put the card in hand into slot ``i + 1``,
 ``12`` discard the drawn card. Phases: 0 choose, 1 place_discard, 2 place_drawn.
 
-Shared by all three: a placement that goes out at once (the rack becomes strictly
+Shared by all four: a placement that goes out at once (the rack becomes strictly
 increasing and, R7, holds a run of ``min_run_to_win`` consecutive numbers) is always
 taken, in the choose phase (take the discard) as in the placing phases.
 """
