@@ -63,7 +63,14 @@ from typing import Any
 import numpy as np
 
 from racko_env.core import LONGEST_RUN, PREFIX_LEN, rack_codes
-from racko_env.plan import BIG, DEFAULT_SEQUENCE_PARAMS, draw_outlook, plan_choices, sequence_plan, take_by_outlook
+from racko_env.plan import (
+    DEFAULT_SEQUENCE_PARAMS,
+    best_placement,
+    draw_outlook,
+    plan_choices,
+    sequence_plan,
+    take_by_outlook,
+)
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -174,7 +181,7 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], out: np.ndarray, outlook: b
         if rows.size:
             look = draw_outlook({k: a[rows] for k, a in v.items()}, core.rules)
             take[rows] = take_by_outlook(cost[rows], win[rows], look)
-            best_take = np.where(win[rows], -BIG, cost[rows, 1:]).min(axis=1)
+            best_take = best_placement(cost[rows], win[rows])
             out[rows, 11] = np.clip(look / 50.0, 0.0, 1.0)
             out[rows, 12] = np.clip((look - best_take) / 20.0, -1.0, 1.0)
     action = np.where(phase == 0, np.where(take, 1, 0), np.where((phase == 2) & drop, 12, 2 + slot))

@@ -28,6 +28,7 @@ __all__ = [
     "plan_choices",
     "draw_outlook",
     "take_by_outlook",
+    "best_placement",
 ]
 
 CHOOSE = 0
@@ -539,11 +540,15 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
     return (total * weight).sum(axis=1) / np.maximum(weight.sum(axis=1), 1.0)
 
 
+def best_placement(cost: np.ndarray, win: np.ndarray) -> np.ndarray:
+    """(B,) the cheapest placement of the card (``-BIG`` when one goes out), from :func:`sequence_plan`."""
+    return np.where(win, -BIG, cost[:, 1:]).min(axis=1)
+
+
 def take_by_outlook(cost: np.ndarray, win: np.ndarray, outlook: np.ndarray) -> np.ndarray:
     """(B,) take the discard top when its best placement beats a blind draw's outlook.
 
     ``cost``, ``win`` from :func:`sequence_plan` in the choose phase, ``outlook`` from
     :func:`draw_outlook`. Replaces the planner's fixed ``take_margin``.
     """
-    best_take = np.where(win, -BIG, cost[:, 1:]).min(axis=1)
-    return best_take < outlook
+    return best_placement(cost, win) < outlook
