@@ -1,5 +1,8 @@
 """Heuristic Least Score agents, batched over ``B`` games (no Python loop over games).
 
+Thin agent classes: the decision logic lives in ``leastscore_env.plan`` (shared with the
+learners' derived features).
+
 * ``leastscore:greedy`` (:class:`GreedyAgent`): throw away the most points now, take low or
   matching floor cards, declare at a fixed small total.
 * ``leastscore:counting`` (:class:`CountingAgent`): counts cards to estimate the unseen pool
@@ -19,173 +22,32 @@ j-th floor card.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-from agents.base import Agent, best_legal
-
-NUM_CARDS = 52
-NUM_RANKS = 13
-HAND_SLOTS = 5
-NUM_DISCARDS = 2**HAND_SLOTS - 1  # 31
-DECLARE = 31
-DRAW_DECK = 32
-FLOOR0 = 33
-NUM_ACTIONS = 38
-
-#: (31, 5) bool: which hand slots (canonical order) discard action ``a`` throws away
-DISCARD_SLOTS = ((np.arange(1, NUM_DISCARDS + 1)[:, None] >> np.arange(HAND_SLOTS)[None, :]) & 1).astype(bool)
-#: L1 value of each rank 0..12 (A..K)
-RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
-#: L1 value of each card id 0..51, and its rank
-CARD_VALUE = RANK_VALUE[np.arange(NUM_CARDS) >> 2]
-CARD_RANK = np.arange(NUM_CARDS) >> 2
-#: rank values extended with the high ace (index 13) for Q-K-A sequences (L5)
-_RANK_VALUE_EXT = np.concatenate([RANK_VALUE, RANK_VALUE[:1]])
-MAX_SUM = 10 * HAND_SLOTS  # largest hand total
-
-
-# --------------------------------------------------------------------------- decoding
-
-
-def decode(view: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """What both agents need from an ``obs_view`` dict, as plain (B, ...) arrays.
-
-    * ``hand`` (B, 5) ids in canonical order (the order actions number slots), -1 = empty
-    * ``hand_val`` (B, 5) values (0 for empty), ``hand_sum`` (B,), ``hand_counts`` (B, 13)
-    * ``floor`` (B, F) ids as given (action ``33 + j`` takes ``floor[:, j]``), ``floor_val``
-    * ``pool`` (B, 52) bool: cards that may be in the deck or in an opponent's unknown cards
-    * ``pool_rank_p`` (B, 13): chance a deck card has each rank; ``pool_val_p`` (B, 11) by value
-    """
-    hand_mask = np.asarray(view["hand_mask"], dtype=bool)
-    b = hand_mask.shape[0]
-    ids = np.where(hand_mask, np.arange(NUM_CARDS), NUM_CARDS + 99)
-    ids.sort(axis=1)
-    hand = ids[:, :HAND_SLOTS]
-    hand = np.where(hand < NUM_CARDS, hand, -1)
-    hand_val = np.where(hand >= 0, CARD_VALUE[np.maximum(hand, 0)], 0)
-    hand_counts = hand_mask.reshape(b, NUM_RANKS, 4).sum(axis=2)
-
-    floor = np.asarray(view["floor"]).astype(np.int64)
-    floor_ok = floor >= 0
-    floor_val = np.where(floor_ok, CARD_VALUE[np.maximum(floor, 0)], 0)
-    floor_mask = np.zeros((b, NUM_CARDS), dtype=bool)
-    rows = np.broadcast_to(np.arange(b)[:, None], floor.shape)
-    floor_mask[rows[floor_ok], floor[floor_ok]] = True
-
-    dead = np.asarray(view["dead"], dtype=bool)
-    opp_known = np.asarray(view["opp_known"], dtype=bool)  # (B, P-1, 52)
-    opp_size = np.asarray(view["opp_hand_size"]).astype(np.int64)
-    # Unknown cards (L6, Information): each card is in this hand, on the floor, in the dead
-    # pile, in this player's pending discards (draw phase), known in an opponent's hand, or
-    # else in the deck or among an opponent's unknown cards: that last set is the pool.
-    # (Cards reshuffled into the deck are face up once but in none of those places.)
-    pool = ~hand_mask & ~floor_mask & ~dead & ~opp_known.any(axis=1)
-    if "discard" in view:
-        pool &= ~np.asarray(view["discard"], dtype=bool)
-    alive_opp = _opp_alive(view, opp_size)
-    rank_counts = pool.reshape(b, NUM_RANKS, 4).sum(axis=2).astype(np.float64)
-    total = rank_counts.sum(axis=1, keepdims=True)
-    pool_rank_p = np.where(total > 0, rank_counts / np.maximum(total, 1), 1.0 / NUM_RANKS)
-    pool_val_p = np.zeros((b, 11))
-    np.add.at(pool_val_p.T, RANK_VALUE, pool_rank_p.T)  # values 1..10; index 0 stays 0
-    return {
-        "hand": hand, "hand_val": hand_val, "hand_sum": hand_val.sum(axis=1), "hand_counts": hand_counts,
-        "floor": floor, "floor_ok": floor_ok, "floor_val": floor_val,
-        "pool": pool, "pool_rank_p": pool_rank_p, "pool_val_p": pool_val_p,
-        "opp_known": opp_known, "opp_size": opp_size, "opp_alive": alive_opp,
-    }
-
-
-def _opp_alive(view: dict[str, np.ndarray], opp_size: np.ndarray) -> np.ndarray:
-    """(B, P-1) bool: opponents still in the round (ego-centric seats 1..P-1 of ``alive``)."""
-    if "alive" in view:
-        alive = np.asarray(view["alive"], dtype=bool)
-        if alive.shape[1] == opp_size.shape[1] + 1:
-            return alive[:, 1:] & (opp_size > 0)
-    return opp_size > 0
-
-
-def _draw_phase(masks: np.ndarray) -> np.ndarray:
-    """(B,) bool: rows whose legal actions are draws (32..37), i.e. the draw phase of L4."""
-    return masks[:, DRAW_DECK:].any(axis=1)
-
-
-# --------------------------------------------------------------------------- groups (L5)
-
-
-def best_group_value(counts: np.ndarray, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """Largest total of one legal group (L5) in hands given by rank counts ``(..., 13)``.
-
-    Singles, pairs (2 of a rank, also out of 3), four of a kind and sequences of the given
-    lengths (ace low or high, no wrap). Flushes are ignored (a lookahead approximation).
-    """
-    present = counts > 0
-    best = np.max(np.where(present, RANK_VALUE, 0), axis=-1)
-    best = np.maximum(best, np.max(np.where(counts >= 2, 2 * RANK_VALUE, 0), axis=-1))
-    best = np.maximum(best, np.max(np.where(counts >= 4, 4 * RANK_VALUE, 0), axis=-1))
-    ext = np.concatenate([present, present[..., :1]], axis=-1)  # index 13 = high ace
-    for length in sequence_lengths:
-        if length > 14:
-            continue
-        runs = sliding_window_view(ext, length, axis=-1).all(axis=-1)  # (..., 15 - length)
-        sums = sliding_window_view(_RANK_VALUE_EXT, length).sum(axis=-1)
-        best = np.maximum(best, np.max(np.where(runs, sums, 0), axis=-1))
-    return best
-
-
-def group_totals(hand_val: np.ndarray) -> np.ndarray:
-    """(B, 31): total value each discard action throws away (illegal ones included)."""
-    return hand_val @ DISCARD_SLOTS.T.astype(hand_val.dtype)
-
-
-def _rules_sequences(rules: Any) -> tuple[int, ...]:
-    return tuple(getattr(rules, "sequence_lengths", (3, 5)) or ())
-
-
-# --------------------------------------------------------------------------- greedy
-
-
-def greedy_actions(view: dict[str, np.ndarray], masks: np.ndarray, declare_at: int = 6,
-                   sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """The greedy policy on a decoded ``obs_view`` batch (see :class:`GreedyAgent`)."""
-    masks = np.asarray(masks, dtype=bool)
-    d = decode(view)
-    b = masks.shape[0]
-    scores = np.full((b, NUM_ACTIONS), -np.inf)
-
-    # discard phase: the largest legal group; declare when the hand is small enough (L7)
-    scores[:, :NUM_DISCARDS] = group_totals(d["hand_val"]) + 1e-3 * DISCARD_SLOTS.sum(axis=1)  # ties: more cards
-    declare = d["hand_sum"] <= declare_at
-    scores[:, DECLARE] = np.where(declare, 1e9, -np.inf)
-
-    # draw phase: a floor card lower than a deck card's expected value, or one that makes a
-    # pair / three-card sequence with the cards kept (a multi-card discard next turn)
-    deck_mean = (d["pool_val_p"] * np.arange(11)).sum(axis=1)
-    fr = np.where(d["floor_ok"], CARD_RANK[np.maximum(d["floor"], 0)], -10)  # (B, F)
-    has = np.concatenate([d["hand_counts"] > 0, np.zeros((b, 3), dtype=bool)], axis=1)  # rank -> in hand
-    has_ext = np.concatenate([np.zeros((b, 3), dtype=bool), has], axis=1)  # index r + 3 = rank r
-    rows = np.arange(b)[:, None]
-
-    def held(offset: int) -> np.ndarray:
-        idx = np.clip(fr + offset + 3, 0, has_ext.shape[1] - 1)
-        out = has_ext[rows, idx]
-        if offset == 1 or offset == 2:  # high ace: Q-K-A
-            out |= (fr + offset == 13) & has[:, :1]
-        return out & d["floor_ok"]
-
-    pair = held(0)
-    seq = (held(-2) & held(-1)) | (held(-1) & held(1)) | (held(1) & held(2)) if 3 in sequence_lengths else np.zeros_like(pair)
-    low = d["floor_val"] < deck_mean[:, None]
-    useful = d["floor_ok"] & (low | pair | seq)
-    # among useful floor cards prefer a match (it leaves the value for a discard), then the lowest
-    fscore = np.where(useful, 100.0 + 50.0 * (pair | seq) - d["floor_val"], -np.inf)
-    nf = min(fscore.shape[1], NUM_ACTIONS - FLOOR0)
-    scores[:, FLOOR0:FLOOR0 + nf] = fscore[:, :nf]
-    scores[:, DRAW_DECK] = 0.0
-    return best_legal(scores, masks)
+from agents.base import Agent
+from leastscore_env.plan import (  # noqa: F401  (re-exported: the logic used to live here)
+    CARD_RANK,
+    CARD_VALUE,
+    DECLARE,
+    DISCARD_SLOTS,
+    DRAW_DECK,
+    FLOOR0,
+    HAND_SLOTS,
+    MAX_SUM,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    NUM_DISCARDS,
+    NUM_RANKS,
+    RANK_VALUE,
+    best_group_value,
+    counting_actions,
+    decode,
+    greedy_actions,
+    group_totals,
+    hand_potential,
+    opponent_below_prob,
+    rules_sequences as _rules_sequences,
+)
 
 
 class GreedyAgent(Agent):
@@ -203,107 +65,6 @@ class GreedyAgent(Agent):
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
         return greedy_actions(view, action_masks, self.declare_at, _rules_sequences(self.core.rules))
-
-
-# --------------------------------------------------------------------------- counting
-
-
-def hand_potential(counts: np.ndarray, total: np.ndarray, gamma: float, refill: float,
-                   sequence_lengths: tuple[int, ...]) -> np.ndarray:
-    """Estimated worth (lower is better) of holding a hand at the start of the next turn.
-
-    Its total, less ``gamma`` times what the next turn could still gain: the best group it
-    can discard minus the ``refill`` value expected back from the draw.
-    """
-    return total - gamma * np.maximum(best_group_value(counts, sequence_lengths) - refill, 0.0)
-
-
-def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: float, strict: bool = True) -> np.ndarray:
-    """(B, P-1): chance each live opponent's total is below (``strict``) / at most ``my_total``.
-
-    An opponent's total = its known cards (taken from the floor, still held) + the sum of
-    its unknown cards, drawn from the unseen pool's value distribution (tilted towards low
-    values by ``exp(-skew * value)``: players keep their low cards), convolved exactly.
-    """
-    b = my_total.shape[0]
-    p = d["pool_val_p"] * np.exp(-skew * np.arange(11))
-    p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-12)
-    known = d["opp_known"]
-    known_sum = (known * CARD_VALUE).sum(axis=2)
-    unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    # dists[k] = distribution of the sum of k unknown cards, over 0..MAX_SUM
-    dist = np.zeros((b, MAX_SUM + 1))
-    dist[:, 0] = 1.0
-    cdfs = [np.cumsum(dist, axis=1)]
-    for _ in range(int(unknown.max(initial=0))):
-        new = np.zeros_like(dist)
-        for v in range(1, 11):
-            new[:, v:] += dist[:, : MAX_SUM + 1 - v] * p[:, v:v + 1]
-        dist = new
-        cdfs.append(np.cumsum(dist, axis=1))
-    cdf = np.stack(cdfs, axis=1)  # (B, K+1, MAX_SUM + 1)
-    # P(known + S < t) = P(S <= t - known - 1)
-    thresh = my_total[:, None] - known_sum - (1 if strict else 0)
-    idx = np.clip(thresh, 0, MAX_SUM)
-    rows = np.arange(b)[:, None]
-    prob = np.where(thresh < 0, 0.0, cdf[rows, np.minimum(unknown, cdf.shape[1] - 1), idx])
-    return np.where(d["opp_alive"], prob, 0.0)
-
-
-def counting_actions(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,
-                     min_success: float = 0.65, skew: float = 0.05, tie_wins: bool = True,
-                     sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """The counting policy on a decoded ``obs_view`` batch (see :class:`CountingAgent`)."""
-    masks = np.asarray(masks, dtype=bool)
-    d = decode(view)
-    b = masks.shape[0]
-    scores = np.full((b, NUM_ACTIONS), -np.inf)
-    eye = np.eye(NUM_RANKS, dtype=np.int64)
-    nf = min(d["floor"].shape[1], NUM_ACTIONS - FLOOR0)
-
-    def after_draw(sub: dict[str, np.ndarray], counts: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """counts (b, K, 13), total (b, K) of kept cards -> (deck value (b, K), floor values (b, K, F))."""
-        c = counts[:, :, None, :] + eye[None, None]  # (b, K, 13 draws, 13)
-        t = total[:, :, None] + RANK_VALUE
-        deck = (hand_potential(c, t, gamma, refill, sequence_lengths) * sub["pool_rank_p"][:, None, :]).sum(axis=2)
-        floor_rank = np.where(sub["floor_ok"], CARD_RANK[np.maximum(sub["floor"], 0)], 0)[:, :nf]
-        fc = counts[:, :, None, :] + eye[floor_rank][:, None]  # (b, K, F, 13)
-        ft = total[:, :, None] + sub["floor_val"][:, None, :nf]
-        fl = hand_potential(fc, ft, gamma, refill, sequence_lengths)
-        fl = np.where(sub["floor_ok"][:, None, :nf], fl, np.inf)
-        return deck, fl
-
-    draw = _draw_phase(masks)
-    # draw phase: the card (deck in expectation, or a floor card) that leaves the best hand
-    r = np.flatnonzero(draw)
-    if r.size:
-        sub = {k: v[r] for k, v in d.items()}
-        deck, fl = after_draw(sub, sub["hand_counts"][:, None, :], sub["hand_sum"][:, None])
-        scores[r, DRAW_DECK] = -deck[:, 0]
-        scores[r, FLOOR0:FLOOR0 + nf] = -fl[:, 0, :]
-
-    # discard phase: each legal group, valued by the best draw that follows it
-    r = np.flatnonzero(~draw)
-    if r.size:
-        sub = {k: v[r] for k, v in d.items()}
-        cols = np.flatnonzero(masks[r, :NUM_DISCARDS].any(axis=0))
-        hand = sub["hand"]
-        hand_rank_onehot = np.where((hand >= 0)[:, :, None], eye[np.maximum(CARD_RANK[np.maximum(hand, 0)], 0)], 0)  # (b, 5, 13)
-        sel = DISCARD_SLOTS[cols].astype(np.int64)  # (K, 5)
-        removed_counts = np.einsum("ks,bsr->bkr", sel, hand_rank_onehot)
-        kept_counts = sub["hand_counts"][:, None, :] - removed_counts
-        kept_total = sub["hand_sum"][:, None] - sub["hand_val"] @ sel.T
-        deck, fl = after_draw(sub, kept_counts, kept_total)
-        fl_rows = fl.reshape(len(r), len(cols), -1)
-        # floor cards are usable only if taking them is legal next (they are, in L4)
-        value = np.minimum(deck, fl_rows.min(axis=2, initial=np.inf))
-        scores[r[:, None], cols[None, :]] = -value
-
-        # declare (L7/L8) when the chance that no live opponent is below our total is high
-        below = opponent_below_prob(sub, sub["hand_sum"], skew, strict=tie_wins)
-        success = np.prod(1.0 - below, axis=1)
-        scores[r, DECLARE] = np.where(success >= min_success, np.inf, -np.inf)
-    return best_legal(scores, masks)
 
 
 class CountingAgent(Agent):
