@@ -16,6 +16,7 @@ AGENTS: dict[str, str] = {
     "racko:lookahead": "agents.racko_heuristics:LookaheadAgent",
     "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
     "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
+    "leastscore:expect": "agents.leastscore_heuristics:ExpectAgent",
 }
 
 

@@ -1,8 +1,8 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 1``;
-``num_features(core) = 53 + 2·(P − 1)`` float32 columns:
+with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 1``
+(version 2 below); version 1 has ``num_features(core) = 53 + 2·(P − 1)`` float32 columns:
 
 ======================  =======  ==============================================================
 block                   cols     meaning
@@ -22,6 +22,19 @@ block                   cols     meaning
 ``declare_margin``      1        (hand total − lowest opponent estimate) / 50 (L8: ≤ 0 wins)
 ======================  =======  ==============================================================
 
+Version 2 (``num_features = 94 + 2·(P − 1)``) appends the ``leastscore:expect`` heuristic's
+decision (``leastscore_env.plan.expect_plan``), from a legal mask rebuilt from the
+observation (L5 groups, L7 ``can_declare``, the floor):
+
+======================  =======  ==============================================================
+``expect_action``       38       one-hot of the action expect would play
+``expect_success``      1        its declare-success estimate (calibrated opponent model; 0 if
+                                 declaring is not legal now)
+``expect_points``       1        expected L8 points of declaring now / 40 (clipped to 1)
+``expect_advantage``    1        utility of declaring − utility of playing on (> margin: declare),
+                                 clipped to [−1, 1]
+======================  =======  ==============================================================
+
 Changing the layout means bumping ``FEATURES_VERSION``.
 """
 
@@ -33,10 +46,12 @@ from typing import Any
 import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
-from leastscore_env.core import legal_discard_table
+from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
+from leastscore_env.plan import expect_plan
 
 FEATURES_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (1, 2)
+NUM_PLAN_FEATURES = 38 + 3  # version 2: expect's action one-hot, success, points, advantage
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
 _SUBSETS = np.array([[(sel >> i) & 1 for i in range(5)] for sel in range(1, 32)], dtype=np.float32)  # (31, 5)
 
@@ -49,7 +64,7 @@ def _check_version(version: int) -> None:
 
 def num_features(core: Any, version: int = FEATURES_VERSION) -> int:
     _check_version(version)
-    return 53 + 2 * (int(core.num_players) - 1)
+    return 53 + 2 * (int(core.num_players) - 1) + (NUM_PLAN_FEATURES if version >= 2 else 0)
 
 
 @lru_cache(maxsize=8)
@@ -75,7 +90,8 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
     hand = v["hand"]  # (B, 5) card ids in canonical order, -1 = empty
     B = hand.shape[0]
     P = int(core.num_players)
-    out = np.zeros((B, num_features(core)), dtype=np.float32)
+    n1 = num_features(core, 1)
+    out = np.zeros((B, num_features(core, version)), dtype=np.float32)
     if B == 0:
         return out
     have = hand >= 0
@@ -119,8 +135,38 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
     out[:, 52 : 52 + P - 1] = est / 50
     out[:, 52 + P - 1 : 52 + 2 * (P - 1)] = kv / 50
     lowest = np.where(alive_opp & (size > 0), est, np.inf).min(axis=1)
-    out[:, -1] = np.where(np.isfinite(lowest), total - lowest, 0.0) / 50
+    out[:, n1 - 1] = np.where(np.isfinite(lowest), total - lowest, 0.0) / 50
+    if version >= 2:
+        _plan_block(core, v, legal, out[:, n1:])
     return out
+
+
+def legal_mask_from_view(core: Any, v: dict[str, np.ndarray], legal: np.ndarray | None = None) -> np.ndarray:
+    """``(B, 38)`` bool: the legal actions rebuilt from an observation (L4, L5, L7)."""
+    hand, floor = v["hand"], v["floor"]
+    B = hand.shape[0]
+    if legal is None:
+        legal = legal_discards(core, hand)
+    mask = np.zeros((B, NUM_ACTIONS), dtype=bool)
+    disc = v["phase"] == 0
+    mask[:, :31] = legal & disc[:, None]
+    mask[:, DECLARE] = disc & v["can_declare"]
+    mask[:, DRAW_DECK] = ~disc
+    nf = min(floor.shape[1], NUM_ACTIONS - TAKE_FLOOR)
+    mask[:, TAKE_FLOOR:TAKE_FLOOR + nf] = (floor[:, :nf] >= 0) & ~disc[:, None]
+    return mask
+
+
+def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
+    """Fill the version-2 columns (expect's decision, see the module doc) in place."""
+    mask = legal_mask_from_view(core, v, legal)
+    rules = core.rules
+    plan = expect_plan(v, mask, tie_wins=bool(rules.tie_wins), penalty=float(rules.penalty),
+                       sequence_lengths=tuple(rules.sequence_lengths or ()))
+    out[np.arange(out.shape[0]), plan["action"]] = 1.0
+    out[:, 38] = plan["success"]
+    out[:, 39] = np.minimum(plan["points"] / 40.0, 1.0)
+    out[:, 40] = np.clip(plan["advantage"], -1.0, 1.0)
 
 
 def feature_bounds(core: Any, version: int = FEATURES_VERSION) -> tuple[np.ndarray, np.ndarray]:
