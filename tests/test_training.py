@@ -387,3 +387,29 @@ def test_bc_warm_start_recorded_and_init_continues_with_the_models_features(tmp_
     with pytest.raises(ValueError, match="corrupt|not a"):
         (tmp_path / "bad.zip").write_bytes(b"garbage")
         train.main(common + ["--out", str(tmp_path / "x.zip"), "--init", str(tmp_path / "bad.zip")])
+
+
+def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
+    """train_bench's "usual way" is the game's env() with PettingZoo's wrappers, seen from one
+    seat: full games, the learner's reward only at the end (win reward: ±1, 0 on a shared
+    cap result), observations of the declared size."""
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    from racko_env.rules import RackoRules
+    from training.train_bench import AECSingleAgentEnv
+
+    env = AECSingleAgentEnv("racko", RackoRules(num_players=2), opponent="racko:bucket", features=True, seed=0)
+    assert isinstance(env.aec, OrderEnforcingWrapper)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    ends, mid_rewards = [], []
+    for _ in range(4000):
+        assert obs.shape == env.observation_space.shape
+        mask = env.action_masks()
+        obs, reward, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        (ends if done else mid_rewards).append(reward)
+        if done:
+            obs, _ = env.reset()
+    assert len(ends) >= 3
+    assert set(ends) <= {-1.0, 0.0, 1.0} and -1.0 in ends
+    assert not any(mid_rewards)

@@ -9,8 +9,8 @@ updates), the way ``model.learn`` experiences it:
 
 - ``ours``: :class:`training.vec_env.CoreVecEnv`, B games in one batched core state,
   opponents played inside, batched; masks in one call.
-- ``usual``: what PettingZoo's SB3 tutorial does: the AEC env (``deckgym.aec.CoreAECEnv``
-  over the same core, B = 1) wrapped as a single-agent ``gymnasium.Env`` in which the
+- ``usual``: what PettingZoo's SB3 tutorial does: the game's PettingZoo env (``racko_env.env()``
+  / ``leastscore_env.env()`` with PettingZoo's standard wrappers, same rules, B = 1) wrapped as a single-agent ``gymnasium.Env`` in which the
   opponent acts inside ``step``, with sb3-contrib's ``ActionMasker``, in a
   ``DummyVecEnv`` of the same number of envs.
 
@@ -37,14 +37,16 @@ class AECSingleAgentEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, game: str, rules: Any, opponent: str = "random", features: bool = True, seed: int = 0) -> None:
+        import dataclasses
+
         from agents.registry import make_agent
-        from deckgym.aec import CoreAECEnv
         from deckgym.registration import game as game_entry
         from training.vec_env import features_module
 
         entry = game_entry(game)
-        self.core = entry.make_core(rules, episode="round", reward="win")
-        self.aec = CoreAECEnv(self.core)
+        # the game's own env() (PettingZoo's wrappers included), as a user would make it
+        self.aec = entry.make_env(episode="round", reward="win", **dataclasses.asdict(rules))
+        self.core = self.aec.unwrapped.core
         self.opponent = make_agent(opponent, self.core, seed=seed, game=game)
         self.feat = features_module(game) if features else None
         n = self.core.obs_size + (self.feat.num_features(self.core) if features else 0)
@@ -80,8 +82,9 @@ class AECSingleAgentEnv(gym.Env):
     def step(self, action: int):
         self.aec.step(int(action))
         self._play_others()
-        reward = float(self.aec._cumulative_rewards[self.me])
-        self.aec._cumulative_rewards[self.me] = 0.0
+        raw = self.aec.unwrapped
+        reward = float(raw._cumulative_rewards[self.me])
+        raw._cumulative_rewards[self.me] = 0.0
         done = self._done()
         return self._obs(), reward, done, False, {}
 
