@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.core import best_legal  # noqa: F401  (re-exported: agents import it from here)
+
 
 class Agent(ABC):
     """A policy for one game, acting on a batch of observations at once.
@@ -53,8 +55,3 @@ def sample_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     if empty.any():
         raise ValueError(f"no legal action in rows {np.flatnonzero(empty)[:10].tolist()}")
     return np.argmax(rng.random(masks.shape) * masks, axis=1).astype(np.int64)
-
-
-def best_legal(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """Per row, the legal action with the highest score (first on ties)."""
-    return np.argmax(np.where(np.asarray(masks, dtype=bool), scores, -np.inf), axis=1).astype(np.int64)

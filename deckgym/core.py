@@ -133,3 +133,8 @@ def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:
     out = np.where(winners, 1.0, lose_value).astype(np.float32)
     out[(k[:, 0] == 0) | (k[:, 0] == p)] = 0.0
     return out
+
+
+def best_legal(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Per row, the legal action with the highest score (first on ties): heuristics' argmax."""
+    return np.argmax(np.where(np.asarray(masks, dtype=bool), scores, -np.inf), axis=1).astype(np.int64)

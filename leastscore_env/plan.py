@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from deckgym.core import best_legal
 
 NUM_CARDS = 52
 NUM_RANKS = 13
@@ -46,11 +47,6 @@ CARD_RANK = np.arange(NUM_CARDS) >> 2
 #: rank values extended with the high ace (index 13) for Q-K-A sequences (L5)
 _RANK_VALUE_EXT = np.concatenate([RANK_VALUE, RANK_VALUE[:1]])
 MAX_SUM = 10 * HAND_SLOTS  # largest hand total
-
-
-def best_legal(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """Per row, the legal action with the highest score (first on ties; as ``agents.base.best_legal``)."""
-    return np.argmax(np.where(np.asarray(masks, dtype=bool), scores, -np.inf), axis=1).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- decoding
