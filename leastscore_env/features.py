@@ -1,8 +1,10 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 1``
-(version 2 below); version 1 has ``num_features(core) = 53 + 2·(P − 1)`` float32 columns:
+with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 2`` (the
+default since session 3, used by ``models/leastscore_4p.zip``; ``derived_features(...,
+version=1)`` still gives version 1). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
+float32 columns:
 
 ======================  =======  ==============================================================
 block                   cols     meaning
@@ -49,7 +51,7 @@ from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
 from leastscore_env.plan import expect_plan
 
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 SUPPORTED_VERSIONS = (1, 2)
 NUM_PLAN_FEATURES = 38 + 3  # version 2: expect's action one-hot, success, points, advantage
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
