@@ -21,6 +21,7 @@ j-th floor card.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -118,24 +119,40 @@ def _draw_phase(masks: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- groups (L5)
 
 
+_RANK_BITS = (1 << np.arange(NUM_RANKS)).astype(np.int64)
+
+
+@lru_cache(maxsize=8)
+def _group_tables(sequence_lengths: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(8192,) tables over a 13-bit set of ranks: the highest single value, and the best of
+    that and every sequence of the given lengths (ace low or high, no wrap) within the set."""
+    present = ((np.arange(1 << NUM_RANKS)[:, None] >> np.arange(NUM_RANKS)) & 1).astype(bool)
+    single = np.max(np.where(present, RANK_VALUE, 0), axis=1)
+    best = single.copy()
+    ext = np.concatenate([present, present[:, :1]], axis=1)  # index 13 = high ace
+    for length in sequence_lengths:
+        if length > 14:
+            continue
+        runs = sliding_window_view(ext, length, axis=1).all(axis=2)  # (8192, 15 - length)
+        sums = sliding_window_view(_RANK_VALUE_EXT, length).sum(axis=-1)
+        best = np.maximum(best, np.max(np.where(runs, sums, 0), axis=1))
+    return single, best
+
+
 def best_group_value(counts: np.ndarray, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """Largest total of one legal group (L5) in hands given by rank counts ``(..., 13)``.
 
     Singles, pairs (2 of a rank, also out of 3), four of a kind and sequences of the given
     lengths (ace low or high, no wrap). Flushes are ignored (a lookahead approximation).
+    The rank sets with one, two and four cards index tables built once per
+    ``sequence_lengths`` (the lookahead calls this on (B, K, 13, 13) count arrays).
     """
-    present = counts > 0
-    best = np.max(np.where(present, RANK_VALUE, 0), axis=-1)
-    best = np.maximum(best, np.max(np.where(counts >= 2, 2 * RANK_VALUE, 0), axis=-1))
-    best = np.maximum(best, np.max(np.where(counts >= 4, 4 * RANK_VALUE, 0), axis=-1))
-    ext = np.concatenate([present, present[..., :1]], axis=-1)  # index 13 = high ace
-    for length in sequence_lengths:
-        if length > 14:
-            continue
-        runs = sliding_window_view(ext, length, axis=-1).all(axis=-1)  # (..., 15 - length)
-        sums = sliding_window_view(_RANK_VALUE_EXT, length).sum(axis=-1)
-        best = np.maximum(best, np.max(np.where(runs, sums, 0), axis=-1))
-    return best
+    single, best = _group_tables(tuple(sequence_lengths))
+    counts = np.asarray(counts)
+    present = (counts > 0) @ _RANK_BITS
+    pairs = (counts >= 2) @ _RANK_BITS
+    fours = (counts >= 4) @ _RANK_BITS
+    return np.maximum(best[present], np.maximum(2 * single[pairs], 4 * single[fours]))
 
 
 def group_totals(hand_val: np.ndarray) -> np.ndarray:

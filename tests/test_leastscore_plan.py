@@ -152,3 +152,47 @@ def test_expect_from_the_registry_with_overrides():
     core = LeastScoreCore(LeastScoreRules(num_players=4))
     agent = make_agent("leastscore:expect?points_weight=0.1&margin=0", core, game="leastscore")
     assert agent.points_weight == 0.1 and agent.margin == 0.0
+
+
+def _best_group_value_reference(counts, sequence_lengths):
+    """The direct L5 reading, kept as the oracle of the table lookup in plan.best_group_value."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    from leastscore_env.plan import _RANK_VALUE_EXT, RANK_VALUE
+
+    present = counts > 0
+    best = np.max(np.where(present, RANK_VALUE, 0), axis=-1)
+    best = np.maximum(best, np.max(np.where(counts >= 2, 2 * RANK_VALUE, 0), axis=-1))  # pair
+    best = np.maximum(best, np.max(np.where(counts >= 4, 4 * RANK_VALUE, 0), axis=-1))  # four of a kind
+    ext = np.concatenate([present, present[..., :1]], axis=-1)  # ace high (Q-K-A), no wrap
+    for length in sequence_lengths:
+        if length > 14:
+            continue
+        runs = sliding_window_view(ext, length, axis=-1).all(axis=-1)
+        sums = sliding_window_view(_RANK_VALUE_EXT, length).sum(axis=-1)
+        best = np.maximum(best, np.max(np.where(runs, sums, 0), axis=-1))
+    return best
+
+
+@pytest.mark.parametrize("lengths", [(3, 5), (3,), (5,), (3, 4, 5), ()])
+def test_best_group_value_tables_equal_the_direct_reading(lengths):
+    """L5: the table lookup gives exactly the direct computation, for every rules variant
+    of sequence lengths, on random rank counts shaped like the lookahead's (b, K, 13, 13)."""
+    from leastscore_env.plan import best_group_value
+
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 5, size=(16, 31, 13, 13)) * (rng.random((16, 31, 13, 13)) < 0.35)
+    got = best_group_value(counts, lengths)
+    want = _best_group_value_reference(counts, lengths)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    # hand-built: A-2-3 (ace low) and Q-K-A (ace high) sequences, a pair of kings, four aces
+    hand = np.zeros(13, dtype=np.int64)
+    hand[[0, 1, 2]] = 1
+    assert best_group_value(hand, lengths) == (6 if 3 in lengths else 3)
+    hand = np.zeros(13, dtype=np.int64)
+    hand[[11, 12, 0]] = 1
+    assert best_group_value(hand, lengths) == (21 if 3 in lengths else 10)
+    hand = np.zeros(13, dtype=np.int64)
+    hand[12], hand[0] = 2, 4
+    assert best_group_value(hand, lengths) == 20
