@@ -71,6 +71,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         argv += ["--json", args.json]
     if args.no_baselines:
         argv.append("--no-baselines")
+    if args.features:
+        argv.append("--features")
     return bench.main(argv)
 
 
@@ -144,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096])
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--no-baselines", action="store_true")
+    p.add_argument("--features", action="store_true", help="also time the derived features, every version")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("rules", parents=[common], help="print a game's rules object and its variants")

@@ -1,7 +1,7 @@
 """Speed benchmark of a game: the core at several batch sizes, the AEC env, and the
 environments users compare us with, measured side by side in one run.
 
-    python -m training.bench racko [--players 2] [--seconds 2] [--batches 1 256 4096] [--json PATH]
+    python -m training.bench racko [--players 2] [--seconds 2] [--batches 1 256 4096] [--features] [--json PATH]
 
 Figures (agent-steps per second; one agent-step = one decision of one player):
 - ``core B=…``: ``legal_action_mask`` + sampling a uniformly random legal action + ``step``,
@@ -11,12 +11,16 @@ Figures (agent-steps per second; one agent-step = one decision of one player):
 - ``aec``: the PettingZoo AEC env (``env()``, standard wrappers) under random legal play,
   reading ``last()`` (observation + mask) every step, as an agent loop would;
 - ``connect_four_v3``: PettingZoo's classic env under the same random-play loop;
-- ``rlcard gin-rummy``: RLCard's draw-and-discard card game, random legal play (if installed).
+- ``rlcard gin-rummy``: RLCard's draw-and-discard card game, random legal play (if installed);
+- with ``--features``, ``features vN B=128``: rows per second of the game's derived
+  features (``<game>_env.features.derived_features``, each supported version) on
+  observations from random play: what a learner or a ``ppo:`` agent pays per decision.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
 import time
@@ -65,6 +69,26 @@ def bench_core(core: Any, batch: int, seconds: float, observe: bool, seed: int =
     return _timed(run, seconds)
 
 
+def bench_features(core: Any, module: str, version: int, seconds: float, batch: int = 128, seed: int = 0) -> float:
+    """Rows/s of ``derived_features`` (one version) on observations of the player to move."""
+    feat = importlib.import_module(f"{module}.features")
+    state = core.init(batch, seed)
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(32):  # a spread of phases and turns, collected before timing
+        batches.append(core.observe(state, core.current_player(state)).copy())
+        res = core.step(state, core.sample_legal(core.legal_action_mask(state), rng))
+        core.reset_where(state, res.terminated | res.truncated)
+    turn = [0]
+
+    def run() -> int:
+        feat.derived_features(core, batches[turn[0] % len(batches)], version=version)
+        turn[0] += 1
+        return batch
+
+    return _timed(run, seconds)
+
+
 def _aec_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> float:
     env = make_env()
     rng = np.random.default_rng(seed)
@@ -108,7 +132,8 @@ def bench_rlcard_gin(seconds: float, seed: int = 0) -> float | None:
     return _timed(run, seconds)
 
 
-def run_bench(game: str, players: int | None, seconds: float, batches: list[int], baselines: bool) -> dict[str, Any]:
+def run_bench(game: str, players: int | None, seconds: float, batches: list[int], baselines: bool,
+              features: bool = False) -> dict[str, Any]:
     entry = game_entry(game)
     rules = entry.make_rules(**({"num_players": players} if players else {}))
     core = entry.make_core(rules)
@@ -117,6 +142,9 @@ def run_bench(game: str, players: int | None, seconds: float, batches: list[int]
         figures[f"core B={b}"] = bench_core(core, b, seconds, observe=False)
         figures[f"core+obs B={b}"] = bench_core(core, b, seconds, observe=True)
     figures["aec"] = _aec_random_play(lambda: entry.make_env(num_players=rules.num_players), seconds)
+    if features:
+        for v in importlib.import_module(f"{entry.module}.features").SUPPORTED_VERSIONS:
+            figures[f"features v{v} B=128"] = bench_features(core, entry.module, v, seconds)
     if baselines:
         from pettingzoo.classic import connect_four_v3
 
@@ -140,7 +168,8 @@ def run_bench(game: str, players: int | None, seconds: float, batches: list[int]
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"{report['game']}: {report['rules']}", f"state: {report['state_bytes_per_game']} bytes per game"]
     for name, value in report["agent_steps_per_second"].items():
-        shown = "not installed" if value is None else f"{value:>14,.0f} agent-steps/s"
+        unit = "rows/s" if name.startswith("features") else "agent-steps/s"
+        shown = "not installed" if value is None else f"{value:>14,.0f} {unit}"
         lines.append(f"  {name:<20} {shown}")
     return "\n".join(lines)
 
@@ -153,12 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096], help="core batch sizes")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--no-baselines", action="store_true", help="skip connect_four_v3 and RLCard")
+    parser.add_argument("--features", action="store_true", help="also time the derived features, every version")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
     if any(b < 1 for b in args.batches):
         parser.error("--batches must be positive integers")
-    report = run_bench(args.game, args.players, args.seconds, args.batches, not args.no_baselines)
+    report = run_bench(args.game, args.players, args.seconds, args.batches, not args.no_baselines, args.features)
     print(format_report(report))
     if args.json:
         with open(args.json, "w") as f:
