@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib
 import json
 import os
 import zipfile
@@ -58,7 +57,7 @@ def game_of_core(core: Any) -> str:
 def features_module(game: str) -> Any:
     from deckgym.registration import game as game_entry
 
-    return importlib.import_module(game_entry(game).module + ".features")
+    return game_entry(game).features()
 
 
 def model_metadata(core: Any, game: str, features: bool, features_version: int | None = None,

@@ -37,6 +37,10 @@ class GameEntry:
     def make_env(self, **kwargs: Any) -> Any:
         return self.load().env(**kwargs)
 
+    def features(self) -> Any:
+        """``<game>_env.features``: derived features for learners, their versions, the shaping potential."""
+        return importlib.import_module(self.module + ".features")
+
 
 GAMES: dict[str, GameEntry] = {
     "racko": GameEntry("racko", "racko_env", "RackoRules", "RackoCore", "deckgym/racko-v0", "deckgym/RackO-v0"),

@@ -49,7 +49,7 @@ import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
-from leastscore_env.plan import expect_plan
+from leastscore_env.plan import expect_plan, rules_sequences
 
 FEATURES_VERSION = 2
 SUPPORTED_VERSIONS = (1, 2)
@@ -164,7 +164,7 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.
     mask = legal_mask_from_view(core, v, legal)
     rules = core.rules
     plan = expect_plan(v, mask, tie_wins=bool(rules.tie_wins), penalty=float(rules.penalty),
-                       sequence_lengths=tuple(rules.sequence_lengths or ()))
+                       sequence_lengths=rules_sequences(rules))
     out[np.arange(out.shape[0]), plan["action"]] = 1.0
     out[:, 38] = plan["success"]
     out[:, 39] = np.minimum(plan["points"] / 40.0, 1.0)

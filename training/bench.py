@@ -20,7 +20,6 @@ Figures (agent-steps per second; one agent-step = one decision of one player):
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import platform
 import time
@@ -69,9 +68,8 @@ def bench_core(core: Any, batch: int, seconds: float, observe: bool, seed: int =
     return _timed(run, seconds)
 
 
-def bench_features(core: Any, module: str, version: int, seconds: float, batch: int = 128, seed: int = 0) -> float:
-    """Rows/s of ``derived_features`` (one version) on observations of the player to move."""
-    feat = importlib.import_module(f"{module}.features")
+def bench_features(core: Any, feat: Any, version: int, seconds: float, batch: int = 128, seed: int = 0) -> float:
+    """Rows/s of ``feat.derived_features`` (one version) on observations of the player to move."""
     state = core.init(batch, seed)
     rng = np.random.default_rng(seed)
     batches = []
@@ -143,8 +141,9 @@ def run_bench(game: str, players: int | None, seconds: float, batches: list[int]
         figures[f"core+obs B={b}"] = bench_core(core, b, seconds, observe=True)
     figures["aec"] = _aec_random_play(lambda: entry.make_env(num_players=rules.num_players), seconds)
     if features:
-        for v in importlib.import_module(f"{entry.module}.features").SUPPORTED_VERSIONS:
-            figures[f"features v{v} B=128"] = bench_features(core, entry.module, v, seconds)
+        feat = entry.features()
+        for v in feat.SUPPORTED_VERSIONS:
+            figures[f"features v{v} B=128"] = bench_features(core, feat, v, seconds)
     if baselines:
         from pettingzoo.classic import connect_four_v3
 

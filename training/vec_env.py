@@ -35,7 +35,6 @@ seed and actions give the same trajectory, whatever else runs.
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Any, Iterable, Sequence
 
@@ -50,7 +49,7 @@ from deckgym.registration import game as game_entry
 
 def features_module(game: str) -> Any:
     """``<game>_env.features`` (derived features, their version, the shaping potential)."""
-    return importlib.import_module(game_entry(game).module + ".features")
+    return game_entry(game).features()
 
 
 def _seed_of(*parts: int) -> int:
