@@ -17,6 +17,7 @@ AGENTS: dict[str, str] = {
     "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
     "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
     "leastscore:expect": "agents.leastscore_heuristics:ExpectAgent",
+    "leastscore:dp": "agents.leastscore_heuristics:DPAgent",
 }
 
 
