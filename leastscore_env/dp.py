@@ -40,6 +40,8 @@ from leastscore_env import plan as pl
 NUM_RANKS = pl.NUM_RANKS
 MAX_TOTAL = pl.MAX_SUM  # 50: the largest hand total
 NMAX = 12  # our turns tracked one by one; later turns share the last (stationary) values
+HAND_SIZES = pl.HAND_SLOTS + 1  # the opponents' side is fitted per our hand size 0..5
+SHRINK = 50.0  # pseudo-count pulling a sparse hand-size cell towards its turn's pooled value
 STATS_PATH = os.path.join(os.path.dirname(__file__), "data", "dp_stats.npz")
 
 
@@ -144,9 +146,10 @@ def outcome_tables(num_players: int, lam: float, tie_wins: bool = True,
     """Utilities ``win share − lam · round points`` by position, turn and our total.
 
     ``D[p, n, t]``: declaring at turn ``n`` with total ``t`` (L8 against the lowest
-    opponent total); ``E[p, n, t]``: an opponent declaring after our turn ``n`` while we hold
-    ``t`` (we share the win of a false declaration, or pay ``t − d``); ``q[p, n]``: the chance
-    an opponent declares before our next turn. Shapes ``(P, NMAX + 1, 51)`` and ``(P, NMAX + 1)``.
+    opponent total), ``(P, NMAX + 1, 51)``; ``E[p, n, k, t]``: an opponent declaring after our
+    turn ``n`` while we hold ``k`` cards totalling ``t`` (we share the win of a false
+    declaration, or pay ``t − d``); ``q[p, n, k]``: the chance an opponent declares before our
+    next turn. Sparse hand-size cells are shrunk towards their turn's pooled value.
     """
     st = load_stats()
     key = f"P{num_players}_m_hist"
@@ -175,29 +178,32 @@ def outcome_tables(num_players: int, lam: float, tie_wins: bool = True,
     mexp = mexp_lt if tie_wins else mexp_below
     pts = fail_mass * (penalty + t) - mexp
     D = win - lam * pts
-    # an opponent declares: d with d <= / < every other opponent (true unless we are lower)
+    # an opponent declares: d with d <= / < every other opponent (true unless we are lower);
+    # both its chance and d depend on our hand size k after our turn (axis 2)
     passes = st[f"P{P}_passes"].astype(np.float64)
     ends = st[f"P{P}_ends"].astype(np.float64)
-    q = ends / np.maximum(passes, 1.0)
     dh = st[f"P{P}_d_le" if tie_wins else f"P{P}_d_lt"].astype(np.float64)
     dfail = st[f"P{P}_d_fail" if tie_wins else f"P{P}_d_fail_strict"].astype(np.float64)
-    tot = np.maximum(dh.sum(axis=2) + dfail, 1.0)
-    pd = dh / tot[..., None]
+    q_pool = _fill_sparse(ends.sum(axis=2) / np.maximum(passes.sum(axis=2), 1.0), passes.sum(axis=2))
+    q = (ends + SHRINK * q_pool[..., None]) / (passes + SHRINK)
+    tot = dh.sum(axis=3) + dfail  # declarations seen per cell
+    pd_pool = dh.sum(axis=2) / np.maximum(tot.sum(axis=2), 1.0)[..., None]
+    pd_pool = _fill_sparse(pd_pool, tot.sum(axis=2))
+    pd = (dh + SHRINK * pd_pool[:, :, None, :]) / (tot + SHRINK)[..., None]
     # their declaration is true against us when d <= t (tie_wins) / d < t
-    cum = np.cumsum(pd, axis=2)
-    cum_dv = np.cumsum(pd * t[None, None, :], axis=2)
+    cum = np.cumsum(pd, axis=3)
+    cum_dv = np.cumsum(pd * t, axis=3)
     if tie_wins:
         true_mass, true_dsum = cum, cum_dv
         tie = pd  # d == t: we score 0 too and share the win
     else:
-        true_mass = np.concatenate([np.zeros(pd.shape[:2] + (1,)), cum[..., :-1]], axis=2)
-        true_dsum = np.concatenate([np.zeros(pd.shape[:2] + (1,)), cum_dv[..., :-1]], axis=2)
+        pad = np.zeros(pd.shape[:3] + (1,))
+        true_mass = np.concatenate([pad, cum[..., :-1]], axis=3)
+        true_dsum = np.concatenate([pad, cum_dv[..., :-1]], axis=3)
         tie = np.zeros_like(pd)
     false_share = 1.0 / (P - 1)
     E = (1.0 - true_mass) * false_share + 0.5 * tie - lam * (true_mass * t - true_dsum)
     D = _fill_sparse(D, mn)
-    E = _fill_sparse(E, ends)
-    q = _fill_sparse(q, passes)
     return D, E, q
 
 
@@ -223,15 +229,16 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
     X = np.zeros((P, NMAX + 1, NUM_HANDS))
     for p in range(P):
         dec = D[p, NMAX][TOTAL]
-        ends = E[p, NMAX][TOTAL]
+        ends = E[p, NMAX][SIZE, TOTAL]
+        qh = q[p, NMAX][SIZE]
         v = dec
         for _ in range(tail_iters):
-            x = q[p, NMAX] * ends + (1.0 - q[p, NMAX]) * v
-            v = np.maximum(dec, play_on(x))
+            v = np.maximum(dec, play_on(qh * ends + (1.0 - qh) * v))
         V[p, NMAX] = v
-        X[p, NMAX] = q[p, NMAX] * ends + (1.0 - q[p, NMAX]) * v
+        X[p, NMAX] = qh * ends + (1.0 - qh) * v
         for n in range(NMAX - 1, 0, -1):
-            X[p, n] = q[p, n] * E[p, n][TOTAL] + (1.0 - q[p, n]) * V[p, n + 1]
+            qh = q[p, n][SIZE]
+            X[p, n] = qh * E[p, n][SIZE, TOTAL] + (1.0 - qh) * V[p, n + 1]
             cont = play_on(X[p, n])
             V[p, n] = np.maximum(D[p, n][TOTAL], cont) if n >= 2 else cont  # L7: not on turn 1
     V[:, :, SIZE == 0] = -np.inf
@@ -243,7 +250,7 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
 _EYE = np.eye(NUM_RANKS, dtype=np.int64)
 
 
-def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, num_players: int, lam: float = 0.08,
+def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, num_players: int, lam: float = 0.07,
             margin: float = 0.0, tie_wins: bool = True, penalty: float = 20.0,
             sequence_lengths: tuple[int, ...] = (3, 5)) -> dict[str, np.ndarray]:
     """The ``leastscore:dp`` decisions and the values behind them, for ``B`` games.
