@@ -1,9 +1,9 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 2`` (the
-default since session 3, used by ``models/leastscore_4p.zip``; ``derived_features(...,
-version=1)`` still gives version 1). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
+with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 3`` is the
+default; ``derived_features(..., version=1 | 2)`` still gives the older layouts (models
+record the version they were trained on). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
 float32 columns:
 
 ======================  =======  ==============================================================
@@ -37,6 +37,17 @@ observation (L5 groups, L7 ``can_declare``, the floor):
                                  clipped to [−1, 1]
 ======================  =======  ==============================================================
 
+Version 3 (the same size as version 2) replaces that block with the ``leastscore:dp``
+heuristic's decision (``leastscore_env.dp.dp_plan``, same legal mask):
+
+======================  =======  ==============================================================
+``dp_action``           38       one-hot of the action dp would play
+``dp_declare``          1        utility (win share − lam · L8 points) of declaring now, in
+                                 [−1, 1] (0 if declaring is not legal now)
+``dp_play_on``          1        utility of the best discard (or draw) by the hand values, in [−1, 1]
+``dp_advantage``        1        declare − play on (> margin: declare), in [−1, 1] (0 if not legal)
+======================  =======  ==============================================================
+
 Changing the layout means bumping ``FEATURES_VERSION``.
 """
 
@@ -49,11 +60,12 @@ import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
+from leastscore_env.dp import dp_plan
 from leastscore_env.plan import expect_plan, rules_sequences
 
-FEATURES_VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
-NUM_PLAN_FEATURES = 38 + 3  # version 2: expect's action one-hot, success, points, advantage
+FEATURES_VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
+NUM_PLAN_FEATURES = 38 + 3  # versions 2, 3: a heuristic's action one-hot and three numbers behind it
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
 _SUBSETS = np.array([[(sel >> i) & 1 for i in range(5)] for sel in range(1, 32)], dtype=np.float32)  # (31, 5)
 
@@ -138,8 +150,10 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
     out[:, 52 + P - 1 : 52 + 2 * (P - 1)] = kv / 50
     lowest = np.where(alive_opp & (size > 0), est, np.inf).min(axis=1)
     out[:, n1 - 1] = np.where(np.isfinite(lowest), total - lowest, 0.0) / 50
-    if version >= 2:
+    if version == 2:
         _plan_block(core, v, legal, out[:, n1:])
+    elif version == 3:
+        _dp_block(core, v, legal, out[:, n1:])
     return out
 
 
@@ -169,6 +183,19 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.
     out[:, 38] = plan["success"]
     out[:, 39] = np.minimum(plan["points"] / 40.0, 1.0)
     out[:, 40] = np.clip(plan["advantage"], -1.0, 1.0)
+
+
+def _dp_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
+    """Fill the version-3 columns (dp's decision, see the module doc) in place."""
+    mask = legal_mask_from_view(core, v, legal)
+    rules = core.rules
+    plan = dp_plan(v, mask, num_players=int(rules.num_players), tie_wins=bool(rules.tie_wins),
+                   penalty=float(rules.penalty), sequence_lengths=rules_sequences(rules))
+    out[np.arange(out.shape[0]), plan["action"]] = 1.0
+    can = mask[:, DECLARE] & (v["phase"] == 0)
+    out[:, 38] = np.clip(plan["declare"], -1.0, 1.0)
+    out[:, 39] = np.clip(plan["play_on"], -1.0, 1.0)
+    out[:, 40] = np.where(can, np.clip(plan["declare"] - plan["play_on"], -1.0, 1.0), 0.0)
 
 
 def feature_bounds(core: Any, version: int = FEATURES_VERSION) -> tuple[np.ndarray, np.ndarray]:

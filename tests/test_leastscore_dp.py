@@ -185,3 +185,20 @@ def test_fit_tally_on_a_hand_built_record():
     assert h["ends"].sum() == 2 and h["d_fail"].sum() == 0
     # the lowest opponent total seen by seat 0 at its 2nd turn (turn 3): min(12, 21)
     assert h["m_hist"][0, 2, 12] == 1 and h["m_hist"].sum() == 2  # turns 3 and 4 (n = 2)
+
+
+@pytest.mark.parametrize("P", [4, 3])
+def test_features_v3_hold_dp_decision(P):
+    import leastscore_env.features as F
+    from agents.leastscore_heuristics import DPAgent
+    assert F.FEATURES_VERSION == 3
+    for core, obs, m in _random_play(P, steps=40):
+        f3 = F.derived_features(core, obs, version=3)
+        n1 = F.num_features(core, 1)
+        assert f3.shape == (obs.shape[0], F.num_features(core, 3)) == (obs.shape[0], F.num_features(core, 2))
+        np.testing.assert_array_equal(f3[:, :n1], F.derived_features(core, obs, version=1))
+        onehot = f3[:, n1:n1 + 38]
+        assert (onehot.sum(axis=1) == 1).all()
+        np.testing.assert_array_equal(onehot.argmax(axis=1), DPAgent(core).act(obs, m))
+        assert (np.abs(f3[:, n1 + 38:]) <= 1).all()
+        assert (f3[~m[:, DECLARE], n1 + 40] == 0).all()  # no advantage where L7 forbids declaring
