@@ -202,3 +202,11 @@ def test_features_v3_hold_dp_decision(P):
         np.testing.assert_array_equal(onehot.argmax(axis=1), DPAgent(core).act(obs, m))
         assert (np.abs(f3[:, n1 + 38:]) <= 1).all()
         assert (f3[~m[:, DECLARE], n1 + 40] == 0).all()  # no advantage where L7 forbids declaring
+
+
+def test_declare_ceiling_oracle_declares_only_true_declarations():
+    from training.declare_ceiling import run
+    r = run("leastscore:counting", games=240, seed=0, oracle=True)
+    assert r["declared"] > 0.1 and r["true"] == 1.0  # L8: it reads the hidden hands
+    base = run("leastscore:counting", games=240, seed=0, oracle=False)
+    assert 0 < base["true"] < 1.0 and base["ci_low"] <= base["win"] <= base["ci_high"]
