@@ -212,7 +212,7 @@ class RackoCore:
         if rules is None:
             rules = RackoRules()
         if not isinstance(rules, RackoRules):
-            raise ValueError(f"rules must be a RackoRules, got {type(rules).__name__}")
+            raise TypeError(f"rules must be a RackoRules, got {type(rules).__name__}")
         check_core_options(episode, reward)
         self.rules = rules
         self.episode = episode

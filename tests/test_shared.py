@@ -82,3 +82,14 @@ def test_cores_reject_unknown_episode_and_reward(game_name):
         entry.make_core(episode="season")
     with pytest.raises(ValueError, match="reward"):
         entry.make_core(reward="money")
+
+
+@pytest.mark.parametrize("game", ["racko", "leastscore"])
+def test_a_core_with_the_other_games_rules_is_a_type_error(game):
+    # one convention for both games: a wrong rules object is a TypeError naming the class
+    from racko_env import RackoCore, RackoRules
+    from leastscore_env import LeastScoreCore, LeastScoreRules
+    core, wrong, name = ((RackoCore, LeastScoreRules(), "RackoRules") if game == "racko"
+                         else (LeastScoreCore, RackoRules(), "LeastScoreRules"))
+    with pytest.raises(TypeError, match=f"rules must be a {name}, got"):
+        core(wrong)
