@@ -210,3 +210,25 @@ def test_declare_ceiling_oracle_declares_only_true_declarations():
     assert r["declared"] > 0.1 and r["true"] == 1.0  # L8: it reads the hidden hands
     base = run("leastscore:counting", games=240, seed=0, oracle=False)
     assert 0 < base["true"] < 1.0 and base["ci_low"] <= base["win"] <= base["ci_high"]
+
+
+def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
+    """models/leastscore_4p.zip clones leastscore:dp (model card): same moves on random-play states."""
+    from agents.leastscore_heuristics import DPAgent
+    from agents.ppo import PPOAgent, read_metadata
+    import leastscore_env.features as F
+
+    path = "models/leastscore_4p.zip"
+    meta = read_metadata(path)
+    assert meta["features_version"] == 3 and meta["game"] == "leastscore" and meta["num_players"] == 4
+    agree = total = 0
+    model = teacher = None
+    for core, obs, m in _random_play(4, steps=40):
+        if model is None:
+            model, teacher = PPOAgent(core, path=path), DPAgent(core)
+            assert model.inputs(obs).shape[1] == core.obs_size + F.num_features(core, 3)
+        a = model.act(obs, m)
+        assert m[np.arange(len(a)), a].all()
+        agree += int((a == teacher.act(obs, m)).sum())
+        total += len(a)
+    assert agree / total > 0.98
