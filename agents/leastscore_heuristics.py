@@ -50,6 +50,7 @@ from leastscore_env.plan import (  # noqa: F401  (re-exported: the logic used to
     group_totals,
     hand_potential,
     opponent_below_prob,
+    rules_kwargs,
     rules_sequences as _rules_sequences,
 )
 
@@ -117,11 +118,8 @@ class ExpectAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        rules = self.core.rules
         return expect_actions(view, action_masks, gamma=self.gamma, refill=self.refill,
-                              points_weight=self.points_weight, margin=self.margin,
-                              tie_wins=bool(getattr(rules, "tie_wins", True)),
-                              penalty=float(getattr(rules, "penalty", 20)), sequence_lengths=_rules_sequences(rules))
+                              points_weight=self.points_weight, margin=self.margin, **rules_kwargs(self.core.rules))
 
 
 class DPAgent(Agent):
@@ -145,7 +143,5 @@ class DPAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        rules = self.core.rules
-        return dp_actions(view, action_masks, num_players=rules.num_players, lam=self.lam, margin=self.margin,
-                          tie_wins=bool(getattr(rules, "tie_wins", True)), penalty=float(getattr(rules, "penalty", 20)),
-                          sequence_lengths=_rules_sequences(rules))
+        return dp_actions(view, action_masks, num_players=self.core.rules.num_players, lam=self.lam,
+                          margin=self.margin, **rules_kwargs(self.core.rules))

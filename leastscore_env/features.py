@@ -61,7 +61,7 @@ import numpy as np
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
 from leastscore_env.dp import dp_plan
-from leastscore_env.plan import expect_plan, rules_sequences
+from leastscore_env.plan import expect_plan, rules_kwargs
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -176,9 +176,7 @@ def legal_mask_from_view(core: Any, v: dict[str, np.ndarray], legal: np.ndarray 
 def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
     """Fill the version-2 columns (expect's decision, see the module doc) in place."""
     mask = legal_mask_from_view(core, v, legal)
-    rules = core.rules
-    plan = expect_plan(v, mask, tie_wins=bool(rules.tie_wins), penalty=float(rules.penalty),
-                       sequence_lengths=rules_sequences(rules))
+    plan = expect_plan(v, mask, **rules_kwargs(core.rules))
     out[np.arange(out.shape[0]), plan["action"]] = 1.0
     out[:, 38] = plan["success"]
     out[:, 39] = np.minimum(plan["points"] / 40.0, 1.0)
@@ -188,9 +186,7 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.
 def _dp_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
     """Fill the version-3 columns (dp's decision, see the module doc) in place."""
     mask = legal_mask_from_view(core, v, legal)
-    rules = core.rules
-    plan = dp_plan(v, mask, num_players=int(rules.num_players), tie_wins=bool(rules.tie_wins),
-                   penalty=float(rules.penalty), sequence_lengths=rules_sequences(rules))
+    plan = dp_plan(v, mask, num_players=int(core.rules.num_players), **rules_kwargs(core.rules))
     out[np.arange(out.shape[0]), plan["action"]] = 1.0
     can = mask[:, DECLARE] & (v["phase"] == 0)
     out[:, 38] = np.clip(plan["declare"], -1.0, 1.0)

@@ -164,6 +164,12 @@ def rules_sequences(rules: Any) -> tuple[int, ...]:
     return tuple(getattr(rules, "sequence_lengths", (3, 5)) or ())
 
 
+def rules_kwargs(rules: Any) -> dict[str, Any]:
+    """The rule fields the planners read: L8's ``tie_wins`` and ``penalty``, L5's sequence lengths."""
+    return {"tie_wins": bool(getattr(rules, "tie_wins", True)), "penalty": float(getattr(rules, "penalty", 20)),
+            "sequence_lengths": rules_sequences(rules)}
+
+
 # --------------------------------------------------------------------------- greedy
 
 
