@@ -143,5 +143,4 @@ class DPAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        return dp_actions(view, action_masks, num_players=self.core.rules.num_players, lam=self.lam,
-                          margin=self.margin, **rules_kwargs(self.core.rules))
+        return dp_actions(view, action_masks, lam=self.lam, margin=self.margin, **rules_kwargs(self.core.rules))

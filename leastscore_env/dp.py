@@ -250,10 +250,13 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
 _EYE = np.eye(NUM_RANKS, dtype=np.int64)
 
 
-def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, num_players: int, lam: float = 0.07,
+def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07,
             margin: float = 0.0, tie_wins: bool = True, penalty: float = 20.0,
             sequence_lengths: tuple[int, ...] = (3, 5)) -> dict[str, np.ndarray]:
     """The ``leastscore:dp`` decisions and the values behind them, for ``B`` games.
+
+    The value tables are those of the number of players still in each game (L9), read from
+    the observation, with our position in the round's turn order.
 
     Returns ``action`` (B,), ``declare`` (utility of declaring now, 0 where not legal),
     ``play_on`` (utility of the best discard, or of the best draw in the draw phase) and

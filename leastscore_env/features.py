@@ -186,7 +186,7 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.
 def _dp_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
     """Fill the version-3 columns (dp's decision, see the module doc) in place."""
     mask = legal_mask_from_view(core, v, legal)
-    plan = dp_plan(v, mask, num_players=int(core.rules.num_players), **rules_kwargs(core.rules))
+    plan = dp_plan(v, mask, **rules_kwargs(core.rules))
     out[np.arange(out.shape[0]), plan["action"]] = 1.0
     can = mask[:, DECLARE] & (v["phase"] == 0)
     out[:, 38] = np.clip(plan["declare"], -1.0, 1.0)

@@ -121,10 +121,10 @@ def test_values_satisfy_the_bellman_equations():
 
 def test_L8_dp_declares_a_sure_win_and_not_a_sure_loss():
     win = _view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
-    plan = dp.dp_plan(win, _mask(), num_players=4)
+    plan = dp.dp_plan(win, _mask())
     assert plan["action"][0] == DECLARE and plan["declare"][0] == pytest.approx(1.0)
     lose = _view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
-    plan = dp.dp_plan(lose, _mask(), num_players=4, lam=0.08)
+    plan = dp.dp_plan(lose, _mask(), lam=0.08)
     assert plan["action"][0] != DECLARE
     assert plan["declare"][0] == pytest.approx(-0.08 * 38.0)  # L8: 20 + (19 - 1) for sure
 
@@ -134,13 +134,13 @@ def test_dp_keeps_the_low_card_and_takes_a_low_floor_card():
     v = _view([0, 48], turn=1)
     m = np.zeros((1, 38), bool)
     m[0, 0] = m[0, 1] = True  # slot 0 = ace, slot 1 = king
-    assert dp.dp_plan(v, m, num_players=4)["action"][0] == 1
+    assert dp.dp_plan(v, m)["action"][0] == 1
     # draw phase with an ace on the floor: take it rather than a deck card
     v = _view([48], turn=1)
     v["floor"] = np.array([[1, -1, -1, -1, -1]])
     m = np.zeros((1, 38), bool)
     m[0, 32] = m[0, 33] = True
-    plan = dp.dp_plan(v, m, num_players=4)
+    plan = dp.dp_plan(v, m)
     assert plan["action"][0] == 33 and plan["values"][0, 33] > plan["values"][0, 32]
 
 
@@ -232,3 +232,23 @@ def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
         agree += int((a == teacher.act(obs, m)).sum())
         total += len(a)
     assert agree / total > 0.98
+
+
+def test_dp_uses_the_live_players_tables_after_eliminations():
+    # L9 matches: once a player is out, dp reads the tables of the players still in
+    from agents.leastscore_heuristics import DPAgent
+    core = LeastScoreCore(LeastScoreRules(num_players=4, elimination_score=25), episode="match")
+    st = core.init(64, seed=3)
+    rng = np.random.default_rng(0)
+    agent = DPAgent(core)
+    seen_three = 0
+    for _ in range(400):
+        cp = core.current_player(st)
+        obs, m = core.observe(st, cp), core.legal_action_mask(st)
+        live = core.obs_view(obs)["alive"].sum(axis=1)
+        act = agent.act(obs, m)
+        assert m[np.arange(len(act)), act].all()
+        seen_three += int((live == 3).sum())
+        res = core.step(st, core.sample_legal(m, rng))
+        core.reset_where(st, res.terminated | res.truncated)
+    assert seen_three > 0
