@@ -252,3 +252,12 @@ def test_dp_uses_the_live_players_tables_after_eliminations():
         res = core.step(st, core.sample_legal(m, rng))
         core.reset_where(st, res.terminated | res.truncated)
     assert seen_three > 0
+
+
+@pytest.mark.parametrize("argv,needle", [(["--games", "5"], "--games must be at least 100"),
+                                         (["--players", "9"], "--players must be in 2..8")])
+def test_fit_dp_stats_rejects_bad_flags(argv, needle, capsys):
+    from training.fit_dp_stats import main
+    with pytest.raises(SystemExit) as e:
+        main(argv + ["--out", "/nonexistent/never_written.npz"])
+    assert e.value.code == 2 and needle in capsys.readouterr().err
