@@ -261,3 +261,12 @@ def test_fit_dp_stats_rejects_bad_flags(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(argv + ["--out", "/nonexistent/never_written.npz"])
     assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def test_declare_ceiling_rejects_bad_flags(capsys):
+    from training.declare_ceiling import main
+    for argv, needle in ((["leastscore:dp", "--players", "1"], "--players must be in 2..8"),
+                         (["leastscore:dp", "--games", "0"], "--games must be at least 1")):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 2 and needle in capsys.readouterr().err
