@@ -248,6 +248,7 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
 # --------------------------------------------------------------------------- policy
 
 _EYE = np.eye(NUM_RANKS, dtype=np.int64)
+_DISCARD_SLOTS = pl.DISCARD_SLOTS.astype(np.int64)  # (31, 5)
 
 
 def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07,
@@ -269,13 +270,10 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
     live = d["opp_alive"].sum(axis=1) + 1
     values = np.full((b, pl.NUM_ACTIONS), -np.inf)
     declare_u = np.zeros(b)
-    hand = d["hand"]
-    hand_ranks = np.where((hand >= 0)[:, :, None], _EYE[pl.CARD_RANK[np.maximum(hand, 0)]], 0)  # (B, 5, 13)
     nf = min(d["floor"].shape[1], pl.NUM_ACTIONS - pl.FLOOR0)
     floor_rank = np.where(d["floor_ok"], pl.CARD_RANK[np.maximum(d["floor"], 0)], 0)[:, :nf]
     floor_ok = d["floor_ok"][:, :nf]
     draw = pl._draw_phase(masks)
-    removed = np.einsum("ks,bsr->bkr", pl.DISCARD_SLOTS.astype(np.int64), hand_ranks)
     for P in np.unique(live):  # a loop over player counts, not games
         rows = np.flatnonzero(live == P)
         if P < 2:
@@ -291,7 +289,10 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
             if is_draw:  # draw phase (L4): the deck, or one floor card, onto the kept hand
                 kept = hand_index(counts)[:, None]
             else:  # discard phase: each group (legal ones are kept below), then the best draw
-                kept = hand_index(np.maximum(counts[:, None, :] - removed[phase_rows], 0))  # (r, 31)
+                hand = d["hand"][phase_rows]
+                ranks = np.where((hand >= 0)[:, :, None], _EYE[pl.CARD_RANK[np.maximum(hand, 0)]], 0)  # (r, 5, 13)
+                removed = np.einsum("ks,bsr->bkr", _DISCARD_SLOTS, ranks)  # ranks each discard action removes
+                kept = hand_index(np.maximum(counts[:, None, :] - removed, 0))  # (r, 31)
             nxt = ADD[kept]  # (r, K, 13)
             xv = np.take_along_axis(xb[:, None, :], np.maximum(nxt, 0).reshape(len(phase_rows), 1, -1), axis=2)
             xv = np.where(nxt >= 0, xv.reshape(nxt.shape), 0.0)
