@@ -226,6 +226,24 @@ def hand_potential(counts: np.ndarray, total: np.ndarray, gamma: float, refill: 
     return total - gamma * np.maximum(best_group_value(counts, sequence_lengths) - refill, 0.0)
 
 
+def unknown_sum_pmfs(p: np.ndarray, kmax: int) -> np.ndarray:
+    """``(..., kmax + 1, MAX_SUM + 1)``: the distribution of the total of k unknown cards, k = 0..kmax.
+
+    Each card's value is drawn independently from ``p`` ``(..., 11)`` (index = value 1..10),
+    convolved exactly. The one place the opponent models compute an unknown hand's total.
+    """
+    dist = np.zeros(p.shape[:-1] + (MAX_SUM + 1,))
+    dist[..., 0] = 1.0
+    out = [dist]
+    for _ in range(kmax):
+        new = np.zeros_like(dist)
+        for v in range(1, 11):
+            new[..., v:] += dist[..., : MAX_SUM + 1 - v] * p[..., v:v + 1]
+        dist = new
+        out.append(dist)
+    return np.stack(out, axis=-2)
+
+
 def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: float, strict: bool = True) -> np.ndarray:
     """(B, P-1): chance each live opponent's total is below (``strict``) / at most ``my_total``.
 
@@ -239,17 +257,8 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
     known = d["opp_known"]
     known_sum = (known * CARD_VALUE).sum(axis=2)
     unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    # dists[k] = distribution of the sum of k unknown cards, over 0..MAX_SUM
-    dist = np.zeros((b, MAX_SUM + 1))
-    dist[:, 0] = 1.0
-    cdfs = [np.cumsum(dist, axis=1)]
-    for _ in range(int(unknown.max(initial=0))):
-        new = np.zeros_like(dist)
-        for v in range(1, 11):
-            new[:, v:] += dist[:, : MAX_SUM + 1 - v] * p[:, v:v + 1]
-        dist = new
-        cdfs.append(np.cumsum(dist, axis=1))
-    cdf = np.stack(cdfs, axis=1)  # (B, K+1, MAX_SUM + 1)
+    # one pool per row (one skew for all opponents): a single convolution serves them all
+    cdf = np.cumsum(unknown_sum_pmfs(p, int(unknown.max(initial=0))), axis=2)  # (B, K+1, MAX_SUM + 1)
     # P(known + S < t) = P(S <= t - known - 1)
     thresh = my_total[:, None] - known_sum - (1 if strict else 0)
     idx = np.clip(thresh, 0, MAX_SUM)
@@ -363,15 +372,8 @@ def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray
     known = d["opp_known"]
     known_sum = (known * CARD_VALUE).sum(axis=2)
     unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    dist = np.zeros((b, q, MAX_SUM + 1))
-    dist[..., 0] = 1.0
-    out = np.where((unknown == 0)[..., None], dist, 0.0)
-    for k in range(1, int(unknown.max(initial=0)) + 1):
-        new = np.zeros_like(dist)
-        for v in range(1, 11):
-            new[..., v:] += dist[..., : MAX_SUM + 1 - v] * p[..., v:v + 1]
-        dist = new
-        out += np.where((unknown == k)[..., None], dist, 0.0)
+    pmfs = unknown_sum_pmfs(p, int(unknown.max(initial=0)))  # (B, P-1, K+1, MAX_SUM + 1)
+    out = np.take_along_axis(pmfs, unknown[..., None, None], axis=2)[:, :, 0, :]
     # shift by the known cards' total: total = known_sum + S
     t = np.arange(MAX_SUM + 1)
     src = t[None, None, :] - known_sum[..., None]

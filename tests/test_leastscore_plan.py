@@ -19,6 +19,7 @@ from leastscore_env.plan import (
     greedy_actions,
     opponent_below_prob,
     opponent_total_cdf,
+    unknown_sum_pmfs,
 )
 
 
@@ -97,6 +98,25 @@ def test_opponent_cdf_exact_on_known_and_one_unknown_card():
     assert cdf[0, 0, 12] == pytest.approx(below[0, 0])
     # a positive skew makes low cards likelier
     assert opponent_total_cdf(d, np.full((1, 3), 0.3))[0, 0, 12] > p_ace
+
+
+def test_unknown_sum_pmfs_match_brute_force_enumeration():
+    # the one convolution both opponent models use: the total of k independent card values
+    rng = np.random.default_rng(4)
+    p = rng.random((2, 3, 11))
+    p[..., 0] = 0.0
+    p /= p.sum(axis=-1, keepdims=True)
+    pm = unknown_sum_pmfs(p, 3)
+    assert pm.shape == (2, 3, 4, 51)
+    for i, j in [(0, 0), (1, 2)]:
+        brute = np.zeros(51)
+        for a in range(1, 11):
+            for b in range(1, 11):
+                for c in range(1, 11):
+                    brute[a + b + c] += p[i, j, a] * p[i, j, b] * p[i, j, c]
+        np.testing.assert_allclose(pm[i, j, 3], brute, atol=1e-15)
+        np.testing.assert_allclose(pm[i, j, 1, 1:11], p[i, j, 1:])
+        assert pm[i, j, 0, 0] == 1.0 and pm[i, j, 0, 1:].sum() == 0.0
 
 
 def _random_play(P, steps=120, B=64, seed=7):
