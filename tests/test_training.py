@@ -94,6 +94,29 @@ def test_auto_reset_terminal_observation_and_episode_info():
     assert rewards <= {-1.0, 0.0, 1.0}
 
 
+def test_match_episodes_span_rounds_with_running_scores():
+    """episode="match" (R12): an episode is a whole match, so the learner keeps playing with
+    the running scores in its observation, and the win reward comes only at the match end."""
+    env = CoreVecEnv("racko", num_envs=16, opponents=["racko:sequence"], episode="match", seed=4)
+    sl = env.core.obs_slices["scores"]
+    lo, hi = sl.start, sl.stop
+    obs = env.reset()
+    teacher = make_agent("racko:sequence", env.core, seed=0)
+    saw_scores = np.zeros(16, bool)
+    ends = []
+    for _ in range(3000):
+        obs, rew, done, infos = env.step(teacher.act(obs[:, : env.core.obs_size], env.action_masks()))
+        saw_scores |= (obs[:, lo:hi] > 0).any(axis=1) & ~done
+        assert not rew[~done].any()
+        for i in np.flatnonzero(done):
+            term = infos[i]["terminal_observation"][lo:hi]
+            assert term.max() >= 1.0  # someone reached target_score (500, scores / 500)
+            ends.append(i)
+        if len(ends) >= 4:
+            break
+    assert len(ends) >= 4 and saw_scores.all()
+
+
 def test_reproducible_with_seed():
     def run(seed):
         env = CoreVecEnv("racko", num_envs=8, opponents=["random", "racko:bucket"], seed=seed, shaping=0.2)
@@ -315,6 +338,25 @@ def test_train_script_end_to_end(tmp_path):
     assert summary["run"].startswith("racko__ppo__3__")
     assert (run_dir / "config.json").exists() and list((run_dir / "checkpoints").glob("step_*.zip"))
     assert list(run_dir.glob("events.out.tfevents.*"))
+
+
+def test_train_on_whole_matches(tmp_path):
+    """--episode match: the learner's episodes are whole matches (R12), so it sees running
+    scores, and the arena evaluations count matches; a bad value is a usage error."""
+    from training import train
+
+    args = ["racko", "--players", "2", "--total-steps", "256", "--num-envs", "4", "--n-steps", "64",
+            "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "racko:bucket=1",
+            "--eval-every", "256", "--eval-deals", "2", "--eval-against", "racko:bucket", "--final-deals", "2",
+            "--runs", str(tmp_path / "runs"), "--quiet", "--seed", "2", "--episode", "match",
+            "--out", str(tmp_path / "m.zip")]
+    summary = train.main(args)
+    meta = read_metadata(str(tmp_path / "m.zip"))
+    assert meta["train_config"]["episode"] == "match"
+    assert meta["arena"]["racko:bucket"]["unit"] == "matches" and meta["arena"]["racko:bucket"]["games"] == 4
+    assert summary["steps"] >= 256
+    with pytest.raises(SystemExit):
+        train.build_parser().parse_args(["racko", "--episode", "game"])
 
 
 def test_slim_model_plays_the_same(tiny_model, tmp_path):

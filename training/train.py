@@ -13,7 +13,7 @@ rollouts with the things between them:
   joins the opponent pool; snapshots share ``--snapshot-weight`` of the draw probability
   (at most ``--max-snapshots``, the oldest leaves);
 - **arena evaluation** every ``--eval-every`` steps: the checkpoint just saved plays
-  ``--eval-deals`` duplicate deals against each heuristic (``training.arena.evaluate``);
+  ``--eval-deals`` duplicate deals (rounds, or whole matches with ``--episode match``) against each heuristic (``training.arena.evaluate``);
   win rates and their 95% CI go to TensorBoard, and the best checkpoint (against the
   first ``--eval-against`` agent) is copied to ``--out``;
 - **checkpoints** (``runs/<run>/checkpoints/``), TensorBoard scalars (SB3's losses, our
@@ -66,6 +66,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                    help="pool: SPEC=WEIGHT,... (default per game: the heuristics and random)")
     p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
     p.add_argument("--reward", default="win", choices=["win", "points"])
+    p.add_argument("--episode", default="round", choices=["round", "match"],
+                   help="what an episode is, trained on and evaluated in the arena: one round, or a whole "
+                        "match (Rack-O R12, Least Score L9; the learner then sees running scores)")
     p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
     p.add_argument("--features-version", type=int, default=None,
                    help="layout of the derived features (default: the newest; see <game>_env/features.py)")
@@ -231,7 +234,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     if args.init and features_version is None:  # continue with the layout the model was trained on
         features_version = read_metadata(args.init).get("features_version")
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
-                     rules=rules, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
+                     rules=rules, episode=args.episode, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
                      features_version=features_version)
     base_weights = np.array([w for _, w in pool], dtype=float)
     base_weights /= base_weights.sum()
@@ -297,10 +300,12 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     def arena(path: str, deals: int) -> dict[str, Any]:
         results = {}
         for opp in eval_against:
-            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules)
+            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules,
+                           matches=args.episode == "match")
             a = next(x for x in rep.agents if x.name.startswith("ppo:"))
             results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
-                            "mean_points": a.mean_points, "deals": deals}
+                            "mean_points": a.mean_points, "deals": deals,
+                            "unit": "matches" if args.episode == "match" else "rounds"}
         return results
 
     # -- training loop ------------------------------------------------------------------------
