@@ -226,22 +226,30 @@ def hand_potential(counts: np.ndarray, total: np.ndarray, gamma: float, refill: 
     return total - gamma * np.maximum(best_group_value(counts, sequence_lengths) - refill, 0.0)
 
 
-def unknown_sum_pmfs(p: np.ndarray, kmax: int) -> np.ndarray:
+def unknown_sum_pmfs(p: np.ndarray, kmax: int, select: np.ndarray | None = None) -> np.ndarray:
     """``(..., kmax + 1, MAX_SUM + 1)``: the distribution of the total of k unknown cards, k = 0..kmax.
 
     Each card's value is drawn independently from ``p`` ``(..., 11)`` (index = value 1..10),
     convolved exactly. The one place the opponent models compute an unknown hand's total.
+    With ``select`` (ints, ``p``'s leading shape) only the distribution for k = ``select``
+    is kept: ``(..., MAX_SUM + 1)``, without storing the others.
     """
     dist = np.zeros(p.shape[:-1] + (MAX_SUM + 1,))
     dist[..., 0] = 1.0
-    out = [dist]
-    for _ in range(kmax):
+    if select is None:
+        out = [dist]
+    else:
+        out = np.where((select == 0)[..., None], dist, 0.0)
+    for k in range(1, kmax + 1):
         new = np.zeros_like(dist)
         for v in range(1, 11):
             new[..., v:] += dist[..., : MAX_SUM + 1 - v] * p[..., v:v + 1]
         dist = new
-        out.append(dist)
-    return np.stack(out, axis=-2)
+        if select is None:
+            out.append(dist)
+        else:
+            out += np.where((select == k)[..., None], dist, 0.0)
+    return np.stack(out, axis=-2) if select is None else out
 
 
 def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: float, strict: bool = True) -> np.ndarray:
@@ -372,8 +380,7 @@ def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray
     known = d["opp_known"]
     known_sum = (known * CARD_VALUE).sum(axis=2)
     unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    pmfs = unknown_sum_pmfs(p, int(unknown.max(initial=0)))  # (B, P-1, K+1, MAX_SUM + 1)
-    out = np.take_along_axis(pmfs, unknown[..., None, None], axis=2)[:, :, 0, :]
+    out = unknown_sum_pmfs(p, int(unknown.max(initial=0)), select=unknown)  # (B, P-1, MAX_SUM + 1)
     # shift by the known cards' total: total = known_sum + S
     t = np.arange(MAX_SUM + 1)
     src = t[None, None, :] - known_sum[..., None]

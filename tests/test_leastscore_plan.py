@@ -117,6 +117,9 @@ def test_unknown_sum_pmfs_match_brute_force_enumeration():
         np.testing.assert_allclose(pm[i, j, 3], brute, atol=1e-15)
         np.testing.assert_allclose(pm[i, j, 1, 1:11], p[i, j, 1:])
         assert pm[i, j, 0, 0] == 1.0 and pm[i, j, 0, 1:].sum() == 0.0
+    k = np.array([[0, 3, 1], [2, 2, 0]])
+    sel = unknown_sum_pmfs(p, 3, select=k)  # only each element's own k
+    np.testing.assert_array_equal(sel, np.take_along_axis(pm, k[..., None, None], axis=2)[..., 0, :])
 
 
 def _random_play(P, steps=120, B=64, seed=7):
