@@ -8,7 +8,10 @@ round points; ties share the win (each of ``k`` tied winners scores ``1/k``).
 
 Per agent spec it reports games, win rate with a 95% Wilson interval, mean points per
 round, and an Elo-scale Bradley–Terry rating fitted on all pairwise results. The same
-seed gives the same table, bit for bit.
+seed and number of deals give the same table, bit for bit. The deals themselves depend only
+on the seed and the deal number. Agents that break ties at random (the Rack-O planners,
+``random``, sampled PPO) draw from one stream per agent, batch by batch, so deal ``i`` can
+play out differently in a run with another ``deals`` or ``batch``.
 """
 
 from __future__ import annotations
