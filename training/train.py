@@ -13,7 +13,8 @@ rollouts with the things between them:
   joins the opponent pool; snapshots share ``--snapshot-weight`` of the draw probability
   (at most ``--max-snapshots``, the oldest leaves);
 - **arena evaluation** every ``--eval-every`` steps: the checkpoint just saved plays
-  ``--eval-deals`` duplicate deals (rounds, or whole matches with ``--episode match``) against each heuristic (``training.arena.evaluate``);
+  ``--eval-deals`` duplicate deals (rounds, or whole matches with ``--episode match``)
+  against each heuristic (``training.arena.evaluate``);
   win rates and their 95% CI go to TensorBoard, and the best checkpoint (against the
   first ``--eval-against`` agent) is copied to ``--out``;
 - **checkpoints** (``runs/<run>/checkpoints/``), TensorBoard scalars (SB3's losses, our
@@ -234,8 +235,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     if args.init and features_version is None:  # continue with the layout the model was trained on
         features_version = read_metadata(args.init).get("features_version")
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
-                     rules=rules, episode=args.episode, reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
-                     features_version=features_version)
+                     rules=rules, episode=args.episode, reward=args.reward, shaping=args.shaping,
+                     features=not args.no_features, seed=args.seed, features_version=features_version)
     base_weights = np.array([w for _, w in pool], dtype=float)
     base_weights /= base_weights.sum()
     n_base = len(pool)
