@@ -21,9 +21,8 @@ import numpy as np
 
 from agents.registry import make_agent
 from leastscore_env import LeastScoreCore, LeastScoreRules
+from leastscore_env.core import DECLARE
 from training.arena import wilson_interval
-
-DECLARE = 31
 
 
 def run(spec: str, games: int, seed: int, oracle: bool, players: int = 4) -> dict[str, float]:

@@ -30,9 +30,8 @@ import numpy as np
 
 from agents.registry import make_agent
 from leastscore_env import LeastScoreCore, LeastScoreRules
+from leastscore_env.core import DECLARE
 from leastscore_env.dp import HAND_SIZES, MAX_TOTAL, NMAX
-
-DECLARE = 31
 
 
 def selfplay(P: int, games: int, seed: int, spec: str = "leastscore:counting") -> dict[str, np.ndarray]:

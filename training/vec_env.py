@@ -43,13 +43,9 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent
+from agents.ppo import features_module  # also what training.train_bench and the tests import from here
 from agents.registry import make_agent
 from deckgym.registration import game as game_entry
-
-
-def features_module(game: str) -> Any:
-    """``<game>_env.features`` (derived features, their version, the shaping potential)."""
-    return game_entry(game).features()
 
 
 def _seed_of(*parts: int) -> int:
