@@ -8,33 +8,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from typing import Any, Callable
+from typing import Callable
 
-from deckgym.registration import GAMES, game as game_entry
-
-
-def _parse_rule_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``--rule bonus=true --rule max_turns=200`` → typed keyword arguments."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise ValueError(f"--rule takes NAME=VALUE, got {pair!r}")
-        key, raw = pair.split("=", 1)
-        low = raw.strip().lower()
-        if low in ("true", "false"):
-            value: Any = low == "true"
-        elif low in ("none", "null"):
-            value = None
-        else:
-            try:
-                value = int(raw)
-            except ValueError:
-                try:
-                    value = float(raw)
-                except ValueError:
-                    value = tuple(int(x) for x in raw.split(",")) if "," in raw else raw
-        out[key.strip()] = value
-    return out
+from deckgym.registration import GAMES, game as game_entry, parse_rule_overrides
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -48,7 +24,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         players=args.players,
         matches=args.matches,
-        rules_kwargs=_parse_rule_overrides(args.rule),
+        rules_kwargs=parse_rule_overrides(args.rule),
         progress=progress,
     )
     print(report.table())
@@ -78,7 +54,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     entry = game_entry(args.game)
-    rules = entry.make_rules(**_parse_rule_overrides(args.rule))
+    rules = entry.make_rules(**parse_rule_overrides(args.rule))
     print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
     doc = (type(rules).__doc__ or "").strip()
     if doc:
@@ -100,7 +76,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from training.play import play
 
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
-         rules_kwargs=_parse_rule_overrides(args.rule), match=args.match)
+         rules_kwargs=parse_rule_overrides(args.rule), match=args.match)
     return 0
 
 

@@ -58,6 +58,34 @@ def game(name: str) -> GameEntry:
         raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}") from None
 
 
+def parse_rule_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``["bonus=true", "max_turns=200"]`` (the CLI's ``--rule NAME=VALUE``) → typed rules keyword arguments.
+
+    ``true``/``false`` → bool, ``none``/``null`` → None, then int, float, a comma list of
+    ints → tuple, else the string; the rules class itself checks names and values.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"--rule takes NAME=VALUE, got {pair!r}")
+        key, raw = pair.split("=", 1)
+        low = raw.strip().lower()
+        if low in ("true", "false"):
+            value: Any = low == "true"
+        elif low in ("none", "null"):
+            value = None
+        else:
+            try:
+                value = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = tuple(int(x) for x in raw.split(",")) if "," in raw else raw
+        out[key.strip()] = value
+    return out
+
+
 def register_all() -> None:
     """Register every game with PettingZoo (if it has a registry); idempotent."""
     try:

@@ -198,15 +198,14 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
-    from deckgym.cli import _parse_rule_overrides
-    from deckgym.registration import game as game_entry
+    from deckgym.registration import game as game_entry, parse_rule_overrides
     from training.arena import evaluate
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
     game = args.game
     entry = game_entry(game)
-    rules_kwargs = _parse_rule_overrides(args.rule)
+    rules_kwargs = parse_rule_overrides(args.rule)
     if args.players is not None:
         rules_kwargs["num_players"] = args.players
     rules = entry.make_rules(**rules_kwargs)

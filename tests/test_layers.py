@@ -1,0 +1,122 @@
+"""The import direction of the layers, checked on the source (AST) of every module.
+
+Games (``racko_env``, ``leastscore_env``) -> the shared adapter (``deckgym``) -> ``agents`` ->
+``training``. Games never import ``agents`` or ``training``; ``deckgym`` never imports
+``training`` (its entry points, the CLI and ``__main__``, are the exception) and reaches
+``agents`` only through ``agents.registry`` (to resolve agent spec strings); nothing imports
+the CLI. Lazy imports inside functions count as imports.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "training")
+GAMES = ("racko_env", "leastscore_env")
+ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts)
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
+    """Every module named by an ``import``/``from ... import`` anywhere in ``path``.
+
+    ``from pkg import name`` yields both ``pkg`` and ``pkg.name`` (``name`` may be a
+    submodule); relative imports are resolved against the module's package.
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    name = module_name(path, root)
+    package = name[: -len(".__init__")] if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{alias.name}" for alias in node.names)
+    return out
+
+
+def all_modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def top(mod: str) -> str:
+    return mod.split(".", 1)[0]
+
+
+def violations(path: Path, root: Path = ROOT) -> list[str]:
+    """The layer rules ``path`` breaks, one line each (empty when it keeps them)."""
+    name = module_name(path, root)
+    layer = top(name)
+    bad = []
+    for mod in sorted(imported_modules(path, root)):
+        if mod == "deckgym.cli" or mod.startswith("deckgym.cli."):
+            bad.append(f"{name} imports the CLI ({mod})")
+        elif layer in GAMES and top(mod) in ("agents", "training"):
+            bad.append(f"game module {name} imports {mod}")
+        elif layer == "deckgym" and name not in ENTRY_POINTS:
+            if top(mod) == "training":
+                bad.append(f"{name} imports {mod}")
+            elif top(mod) == "agents" and mod != "agents" and not (mod + ".").startswith("agents.registry."):
+                bad.append(f"{name} imports {mod} (only agents.registry is allowed)")
+    return bad
+
+
+def test_modules_are_found():
+    names = {module_name(p) for p in all_modules()}
+    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "agents.registry", "training.arena"} <= names
+
+
+def test_import_direction():
+    bad = [v for p in all_modules() for v in violations(p)]
+    assert not bad, "layer violations:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "where, source, expected",
+    [
+        ("racko_env/x.py", "from agents.registry import make_agent", "game module racko_env.x imports agents"),
+        ("leastscore_env/x.py", "def f():\n    import training.arena", "game module leastscore_env.x imports training"),
+        ("training/x.py", "from deckgym.cli import main", "training.x imports the CLI"),
+        ("agents/x.py", "from deckgym import cli", "agents.x imports the CLI"),
+        ("deckgym/x.py", "from training.arena import evaluate", "deckgym.x imports training"),
+        ("deckgym/x.py", "from agents.ppo import PPOAgent", "deckgym.x imports agents.ppo"),
+        ("deckgym/x.py", "from agents import ppo", "deckgym.x imports agents.ppo"),
+        ("racko_env/sub/x.py", "from ...training import arena", "game module racko_env.sub.x imports training"),
+    ],
+)
+def test_checker_catches(tmp_path, where, source, expected):
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source + "\n")
+    found = violations(path, tmp_path)
+    assert any(v.startswith(expected) for v in found), found
+
+
+@pytest.mark.parametrize(
+    "where, source",
+    [
+        ("deckgym/x.py", "def f():\n    from agents.registry import make_agent"),
+        ("deckgym/cli.py", "from training.arena import evaluate"),
+        ("training/x.py", "from agents.ppo import PPOAgent\nimport deckgym.registration"),
+    ],
+)
+def test_checker_allows(tmp_path, where, source):
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source + "\n")
+    assert violations(path, tmp_path) == []
