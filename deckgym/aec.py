@@ -11,6 +11,7 @@ and actions.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,14 @@ from pettingzoo import AECEnv
 from deckgym.core import Core
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
+
+
+def check_seed(seed: Any) -> None:
+    """Refuse a seed that is not ``None`` or an integer, naming it (``1.7`` must not deal seed 1)."""
+    if seed is None:
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
 
 
 class IllegalActionError(ValueError):
@@ -92,7 +101,15 @@ class CoreAECEnv(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Deal a new game: ``seed`` fixes it; ``options`` gives an explicit deal (see the game's docs)."""
+        """Deal a new game: ``seed`` fixes it; ``options`` gives an explicit deal (see the game's docs).
+
+        ``seed`` must be ``None`` or an integer (a Python or numpy int; never a float or a
+        bool, which would silently deal another game); ``options`` ``None`` or a dict.
+        """
+        check_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be None or a dict describing an explicit deal (see the game's docs, "
+                            f"'Explicit deals'), got {type(options).__name__} {options!r}")
         if options is not None and set(options) == {"options"}:
             # PettingZoo's api_test probes the signature with reset(options={"options": 1});
             # that probe is not a deal. Any other unknown key is rejected by core.deal.

@@ -42,13 +42,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deckgym.rules import Rules
+
 __all__ = ["LeastScoreRules"]
 
 FIRST_PLAYER_MODES = ("random", "seat0")
 
 
 @dataclass(frozen=True)
-class LeastScoreRules:
+class LeastScoreRules(Rules):
     """Rules of one Least Score game; impossible settings raise ``ValueError`` naming the field."""
 
     num_players: int = 4  # L2: 2..8

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deckgym.rules import Rules
+
 __all__ = ["RackoRules", "DEFAULT_DECK", "MAX_DECK"]
 
 #: R1: deck size by number of players.
@@ -59,7 +61,7 @@ def _is_int(x: object) -> bool:
 
 
 @dataclass(frozen=True)
-class RackoRules:
+class RackoRules(Rules):
     """The settings of a Rack-O game (RULES.md R1–R12).
 
     Fields:
