@@ -1,0 +1,100 @@
+"""The documents: docs/RULES.md covers every rule id and rules field, and links resolve."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from leastscore_env.rules import LeastScoreRules
+from racko_env.rules import RackoRules
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES_MD = ROOT / "docs" / "RULES.md"
+RULE_IDS = [f"R{i}" for i in range(1, 13)] + [f"L{i}" for i in range(1, 11)]
+RULES_CLASSES = {"Rack-O": RackoRules, "Least Score": LeastScoreRules}
+
+
+def rules_text() -> str:
+    return RULES_MD.read_text(encoding="utf-8")
+
+
+def section(text: str, title: str) -> str:
+    """The body of the markdown section whose heading is ``title`` (up to the next heading
+    of the same or a higher level)."""
+    m = re.search(rf"^(#+) {re.escape(title)}\s*$", text, flags=re.M)
+    assert m, f"docs/RULES.md has no heading {title!r}"
+    level = len(m.group(1))
+    end = re.compile(rf"^#{{1,{level}}} ", flags=re.M).search(text, m.end())
+    return text[m.end(): end.start() if end else len(text)]
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_every_rule_id_has_its_own_heading(rule_id):
+    # "R1" must not be satisfied by "R10": the id is followed by a non-digit.
+    headings = re.findall(rf"^#+ {rule_id}(?!\d)\b.*$", rules_text(), flags=re.M)
+    assert len(headings) == 1, f"{rule_id}: expected one heading in docs/RULES.md, got {headings}"
+
+
+def test_rule_ids_cited_in_the_code_exist_in_the_rules():
+    cited: set[str] = set()
+    for folder in ("racko_env", "leastscore_env", "deckgym", "agents", "training", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            cited |= set(re.findall(r"\b[RL]\d+\b", path.read_text(encoding="utf-8")))
+    unknown = cited - set(RULE_IDS)
+    assert not unknown, f"the code cites rule ids that docs/RULES.md does not define: {sorted(unknown)}"
+
+
+def test_information_rules_are_there():
+    body = section(rules_text(), "Information: what each player may observe")
+    for needle in ("Never in an observation", "env.state()", "face-down", "own cards"):
+        assert needle.lower() in body.lower(), needle
+
+
+def field_rows(text: str) -> dict[str, str]:
+    """``field -> default cell`` from the rows ``| `field` | default | rule | meaning |``."""
+    return dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", text, flags=re.M))
+
+
+@pytest.mark.parametrize("game", list(RULES_CLASSES))
+def test_every_rules_field_is_documented_with_its_default(game):
+    cls = RULES_CLASSES[game]
+    title = {"Rack-O": "Rack-O: `racko_env.RackoRules`", "Least Score": "Least Score: `leastscore_env.LeastScoreRules`"}
+    rows = field_rows(section(rules_text(), title[game]))
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert sorted(rows) == sorted(names), f"{game}: table fields {sorted(rows)} != dataclass fields {sorted(names)}"
+    for f in dataclasses.fields(cls):
+        documented = re.match(r"`([^`]+)`", rows[f.name].strip())
+        assert documented, f"{game}.{f.name}: the default cell must start with the value in backticks"
+        assert documented.group(1) == repr(f.default).replace("'", '"'), (
+            f"{game}.{f.name}: docs/RULES.md says {documented.group(1)}, the code says {f.default!r}"
+        )
+
+
+@pytest.mark.parametrize("game", list(RULES_CLASSES))
+def test_every_rules_field_is_named_in_its_rule_text(game):
+    """Each field is explained where its rule is, not only in the summary table."""
+    text = rules_text()
+    body = section(text, game)
+    for f in dataclasses.fields(RULES_CLASSES[game]):
+        assert f"`{f.name}`" in body, f"{game}: field {f.name} is not named in the rules of the game"
+
+
+MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize(
+    "doc", ["README.md", "EVALUATION.md", "BENCHMARKS.md", "docs/RULES.md", "docs/CONTRACT.md"]
+    + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models").glob("*.md"))
+    + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "notes").glob("*.md")),
+)
+def test_relative_links_resolve(doc):
+    path = ROOT / doc
+    for target in MD_LINK.findall(path.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue  # http:, https:, mailto:
+        resolved = (path.parent / target).resolve()
+        assert resolved.is_relative_to(ROOT), f"{doc} links to {target}, outside the repository"
+        assert resolved.exists(), f"{doc} links to {target}, which does not exist"
