@@ -29,7 +29,6 @@ from racko_env.plan import (  # noqa: F401  (re-exported: the planner used to li
     goes_out,
     longest_run,
     sequence_costs,
-    sequence_costs_reference,
     sequence_plan,
     plan_choices,
     draw_outlook,

@@ -19,12 +19,12 @@ from agents.racko_heuristics import (
     goes_out,
     ranges_decide,
     sequence_costs,
-    sequence_costs_reference,
     sequence_decide,
 )
 from agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
+from tests.oracles.racko_plan import sequence_costs_reference
 
 DRAW, TAKE, DISCARD = 0, 1, 12
 CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
