@@ -1,6 +1,9 @@
-"""The ``deckgym`` command line: ``eval``, ``bench``, ``rules`` (and more as they land).
+"""The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``rules``,
+``play``, ``train``.
 
-Errors are one clear line on stderr and exit code 2; ``--debug`` shows the traceback.
+Errors are one clear line on stderr and exit code 2, raised before any work (output paths
+included); ``--debug`` shows the traceback. Ctrl-C exits 130 (``train`` first saves the
+model and its summary). ``--help`` of every command shows the defaults.
 """
 
 from __future__ import annotations
@@ -10,11 +13,25 @@ import dataclasses
 import sys
 from typing import Callable
 
+from deckgym import __version__
 from deckgym.registration import GAMES, game as game_entry, parse_rule_overrides
+
+HELP = argparse.ArgumentDefaultsHelpFormatter
+
+
+def _rules_kwargs(args: argparse.Namespace) -> dict:
+    """``--rule NAME=VALUE`` pairs typed by the game's rules fields (clear error otherwise)."""
+    return parse_rule_overrides(args.rule, game_entry(args.game).rules_class())
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from training.arena import evaluate, save_chart, save_json
+    from training.checks import check_output_file, check_range
+
+    check_output_file(args.json, "--json")  # before the evaluation, not after it
+    check_output_file(args.chart, "--chart")
+    check_range("--games", args.games, 1)
+    rules_kwargs = _rules_kwargs(args)
 
     progress = _progress_bar(args.games * (args.players or max(len(args.agents), 2)), "games", args.quiet)
     report = evaluate(
@@ -24,7 +41,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         players=args.players,
         matches=args.matches,
-        rules_kwargs=parse_rule_overrides(args.rule),
+        rules_kwargs=rules_kwargs,
         progress=progress,
     )
     print(report.table())
@@ -39,7 +56,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from training import bench
+    from training.checks import check_output_file
 
+    game_entry(args.game)
+    check_output_file(args.json, "--json")
     argv = [args.game, "--seconds", str(args.seconds), "--batches", *map(str, args.batches)]
     if args.players:
         argv += ["--players", str(args.players)]
@@ -54,7 +74,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     entry = game_entry(args.game)
-    rules = entry.make_rules(**parse_rule_overrides(args.rule))
+    rules = entry.make_rules(**_rules_kwargs(args))
     print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
     doc = (type(rules).__doc__ or "").strip()
     if doc:
@@ -68,15 +88,15 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from training import train
 
-    train.main(args=args)
-    return 0
+    summary = train.main(args=args)
+    return 130 if summary.get("interrupted") else 0
 
 
 def cmd_play(args: argparse.Namespace) -> int:
     from training.play import play
 
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
-         rules_kwargs=parse_rule_overrides(args.rule), match=args.match)
+         rules_kwargs=_rules_kwargs(args), match=args.match)
     return 0
 
 
@@ -97,17 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the full traceback on errors")
     parser = argparse.ArgumentParser(prog="deckgym", description="Rack-O and Least Score for reinforcement learning.",
-                                     parents=[common])
+                                     parents=[common], formatter_class=HELP)
+    parser.add_argument("--version", action="version", version=f"deckgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     games = ", ".join(GAMES)
 
-    p = sub.add_parser("eval", parents=[common], help="play agents against each other on duplicate deals (the arena)",
+    p = sub.add_parser("eval", parents=[common], formatter_class=HELP, help="play agents against each other on duplicate deals (the arena)",
                        description="Play agents head to head on duplicate deals; report win rates, points and ratings.")
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("agents", nargs="+", help="agent specs: random, racko:bucket, …, ppo:PATH (the last fills empty seats)")
     p.add_argument("--games", type=int, default=1000, help="number of duplicate deals (each played once per seating)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--players", type=int, default=None, help="table size (default: number of agents)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals")
+    p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
     p.add_argument("--matches", action="store_true", help="score whole matches instead of rounds")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
@@ -115,33 +136,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("bench", parents=[common], help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")
+    p = sub.add_parser("bench", parents=[common], formatter_class=HELP, help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")
     p.add_argument("game", help=f"one of: {games}")
-    p.add_argument("--players", type=int, default=None)
-    p.add_argument("--seconds", type=float, default=2.0)
-    p.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096])
-    p.add_argument("--json", metavar="PATH")
-    p.add_argument("--no-baselines", action="store_true")
+    p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
+    p.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096], help="batch sizes B of the core")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--no-baselines", action="store_true", help="skip PettingZoo and RLCard baselines")
     p.add_argument("--features", action="store_true", help="also time the derived features, every version")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("rules", parents=[common], help="print a game's rules object and its variants")
+    p = sub.add_parser("rules", parents=[common], formatter_class=HELP, help="print a game's rules object and its variants")
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
     p.set_defaults(func=cmd_rules)
-    p = sub.add_parser("play", parents=[common], help="play a game in the terminal against agents",
+    p = sub.add_parser("play", parents=[common], formatter_class=HELP, help="play a game in the terminal against agents",
                        description="Play a round (or --match) against agents, from your seat only.")
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("--vs", action="append", default=[], metavar="SPEC",
                    help="opponent agent spec, repeatable, in seat order after you (the last fills the other seats)")
-    p.add_argument("--players", type=int, default=None, help="table size (default: the game's default)")
-    p.add_argument("--seed", type=int, default=None, help="the deal (default: random, printed)")
+    p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
+    p.add_argument("--seed", type=int, default=None, help="the deal (None: random, printed)")
     p.add_argument("--seat", type=int, default=0, help="your seat (0 = player_0)")
     p.add_argument("--match", action="store_true", help="play a whole match instead of one round")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("train", parents=[common], help="train a MaskablePPO agent against heuristics and itself",
+    p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
     from training.train import build_parser as _train_parser
 

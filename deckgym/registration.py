@@ -11,8 +11,11 @@ PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has 
 from __future__ import annotations
 
 import importlib
+import typing
 from dataclasses import dataclass
 from typing import Any
+
+from deckgym.rules import UnknownRuleError, rule_field_names
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,12 @@ class GameEntry:
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
+    def rules_class(self) -> type:
+        """The game's rules dataclass (``RackoRules``, ...)."""
+        return getattr(self.load(), self.rules)
+
     def make_rules(self, **kwargs: Any) -> Any:
-        return getattr(self.load(), self.rules)(**kwargs)
+        return self.rules_class()(**kwargs)
 
     def make_core(self, rules: Any = None, **core_kwargs: Any) -> Any:
         mod = self.load()
@@ -58,32 +65,80 @@ def game(name: str) -> GameEntry:
         raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}") from None
 
 
-def parse_rule_overrides(pairs: list[str]) -> dict[str, Any]:
+def parse_rule_overrides(pairs: list[str], rules_cls: type | None = None) -> dict[str, Any]:
     """``["bonus=true", "max_turns=200"]`` (the CLI's ``--rule NAME=VALUE``) → typed rules keyword arguments.
 
-    ``true``/``false`` → bool, ``none``/``null`` → None, then int, float, a comma list of
-    ints → tuple, else the string; the rules class itself checks names and values.
+    With ``rules_cls`` (a game's rules dataclass, e.g. ``game("racko").rules_class()``) every
+    name must be one of its fields and every value is read as that field's type: ``true``/
+    ``false`` for a bool, an int, ``none`` for an optional field, a comma list of ints for a
+    tuple (``sequence_lengths=4`` is ``(4,)``); anything else is a ``ValueError`` naming the
+    field and the type. Without it the type is guessed: ``true``/``false`` → bool,
+    ``none``/``null`` → None, then int, float, a comma list of ints → tuple, else the string.
     """
+    hints = typing.get_type_hints(rules_cls) if rules_cls is not None else {}
     out: dict[str, Any] = {}
     for pair in pairs:
         if "=" not in pair:
             raise ValueError(f"--rule takes NAME=VALUE, got {pair!r}")
         key, raw = pair.split("=", 1)
-        low = raw.strip().lower()
-        if low in ("true", "false"):
-            value: Any = low == "true"
-        elif low in ("none", "null"):
-            value = None
-        else:
-            try:
-                value = int(raw)
-            except ValueError:
-                try:
-                    value = float(raw)
-                except ValueError:
-                    value = tuple(int(x) for x in raw.split(",")) if "," in raw else raw
-        out[key.strip()] = value
+        key = key.strip()
+        if rules_cls is None:
+            out[key] = _guess_value(raw)
+            continue
+        names = rule_field_names(rules_cls)
+        if key not in names:
+            raise UnknownRuleError(f"--rule {pair}: unknown {rules_cls.__name__} field {key!r}; "
+                                   f"valid fields: {', '.join(names)}")
+        out[key] = _typed_value(f"--rule {pair}: {key}", hints[key], raw)
     return out
+
+
+def _guess_value(raw: str) -> Any:
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return tuple(int(x) for x in raw.split(",")) if "," in raw else raw
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _typed_value(where: str, tp: Any, raw: str) -> Any:
+    """``raw`` read as type ``tp`` (bool, int, float, str, tuple[int, ...], or X | None)."""
+    text = raw.strip()
+    args = typing.get_args(tp)
+    if type(None) in args:  # an optional field: "none" resets it to the default reading
+        if text.lower() in ("none", "null"):
+            return None
+        tp = next(a for a in args if a is not type(None))
+    origin = typing.get_origin(tp)
+    if tp is bool:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError(f"{where} must be true or false, got {raw!r}")
+    if tp is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{where} must be an int, got {raw!r}") from None
+    if tp is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{where} must be a number, got {raw!r}") from None
+    if origin is tuple:
+        try:
+            return tuple(int(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"{where} must be a comma-separated list of ints (e.g. 3,5 or 4), got {raw!r}") from None
+    return text if tp is str else _guess_value(raw)
 
 
 def register_all() -> None:

@@ -205,7 +205,10 @@ def save_chart(report: ArenaReport, path: str) -> None:
     agents = sorted(report.agents, key=lambda a: a.rating)
     fig, ax = plt.subplots(figsize=(7, 0.6 * len(agents) + 1.6))
     rates = [a.win_rate for a in agents]
+    # clipped: at a win rate of exactly 0 or 1 rounding can put the interval's end a hair
+    # inside the rate, and matplotlib refuses negative error bars
     err = np.array([[a.win_rate - a.ci_low for a in agents], [a.ci_high - a.win_rate for a in agents]])
+    err = np.clip(err, 0.0, None)
     ax.barh([a.name for a in agents], rates, xerr=err, color="#4C72B0", capsize=4)
     ax.axvline(1 / len(report.lineup), color="grey", linestyle="--", linewidth=1, label="fair share")
     ax.set_xlim(0, 1)

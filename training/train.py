@@ -21,94 +21,95 @@ rollouts with the things between them:
   steps/s, win rate by opponent, arena results), hyperparameters (``config.json`` and a
   TensorBoard text), a progress bar.
 
-Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``). Models are
-saved with their metadata (``agents.ppo.save_model``): game, rules, observation layout
-version, features version, this config, arena results.
+Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``); a
+``--run-name`` whose folder exists is refused (one folder per run). Models are saved with
+their metadata (``agents.ppo.save_model``): game, rules, observation layout version,
+features version, this config, arena results.
+
+Every argument is checked first (``training.train_args``): a bad one is a one-line error
+and nothing is created. Training runs in whole rollouts (``--num-envs`` × ``--n-steps``
+learner steps), so ``--total-steps`` is rounded up to a multiple of that; the start line and
+``summary.json`` give both figures. Ctrl-C stops the run: the model as it stands is saved
+(``checkpoints/interrupted_step_N.zip``, and ``--out`` if no evaluated model exists yet)
+with ``summary.json`` (``"interrupted": true``), and the command exits with 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
-DEFAULT_OPPONENTS = {
-    "racko": "racko:sequence=0.5,racko:ranges=0.2,racko:bucket=0.1,random=0.05",
-    "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
-}
-EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
+from training.train_args import DEFAULT_OPPONENTS, EVAL_AGAINST, parse_pool, validate  # noqa: F401 (re-exported)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = parser or argparse.ArgumentParser(prog="deckgym train", description=__doc__.split("\n")[0])
+    p = parser or argparse.ArgumentParser(prog="deckgym train", description=__doc__.split("\n")[0],
+                                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("game", help="racko or leastscore")
-    p.add_argument("--players", type=int, default=None, help="table size (default: the game's default)")
+    p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
-    p.add_argument("--total-steps", type=int, default=2_000_000, help="learner decisions to train for")
+    p.add_argument("--total-steps", type=int, default=2_000_000,
+                   help="learner decisions to train for, rounded up to whole rollouts of num-envs × n-steps "
+                        "(the summary gives both figures)")
     p.add_argument("--num-envs", type=int, default=128, help="games played at once (B)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per game")
-    p.add_argument("--batch-size", type=int, default=1024)
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--vf-coef", type=float, default=0.5)
+    p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
+    p.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
+    p.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    p.add_argument("--gamma", type=float, default=0.995, help="discount factor")
+    p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda")
+    p.add_argument("--clip", type=float, default=0.2, help="PPO clip range")
+    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy coefficient")
+    p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
     p.add_argument("--net", default="256,256", help="hidden layers of the policy and value networks")
     p.add_argument("--opponents", default=None,
-                   help="pool: SPEC=WEIGHT,... (default per game: the heuristics and random)")
+                   help="pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and random)")
     p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
-    p.add_argument("--reward", default="win", choices=["win", "points"])
+    p.add_argument("--reward", default="win", choices=["win", "points"],
+                   help="the learner's reward: zero-sum win share, or round points")
     p.add_argument("--episode", default="round", choices=["round", "match"],
                    help="what an episode is, trained on and evaluated in the arena: one round, or a whole "
                         "match (Rack-O R12, Least Score L9; the learner then sees running scores)")
     p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
     p.add_argument("--features-version", type=int, default=None,
-                   help="layout of the derived features (default: the newest; see <game>_env/features.py)")
+                   help="layout of the derived features (None: the newest; see <game>_env/features.py)")
     p.add_argument("--league-threshold", type=float, default=None,
-                   help="win rate vs the pool that adds a snapshot (default 0.55 for 2 players, 1.2/P otherwise)")
+                   help="win rate vs the pool that adds a snapshot (None: 0.55 for 2 players, 1.2/P otherwise)")
     p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
     p.add_argument("--snapshot-weight", type=float, default=0.3, help="total draw probability of the snapshots")
-    p.add_argument("--max-snapshots", type=int, default=5)
+    p.add_argument("--max-snapshots", type=int, default=5, help="snapshots kept in the pool (the oldest leaves)")
     p.add_argument("--eval-every", type=int, default=500_000, help="learner steps between arena evaluations")
     p.add_argument("--eval-deals", type=int, default=400, help="duplicate deals per arena evaluation")
-    p.add_argument("--eval-against", default=None, help="heuristics to evaluate against, comma-separated")
+    p.add_argument("--eval-against", default=None,
+                   help="heuristics to evaluate against, comma-separated (None: the game's two best)")
     p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
     p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
     p.add_argument("--bc-teacher", default=None,
                    help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
     p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
-    p.add_argument("--bc-epochs", type=int, default=4)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--bc-epochs", type=int, default=4, help="epochs of behaviour cloning")
+    p.add_argument("--seed", type=int, default=1, help="seed of the games, the network and the opponents")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
     p.add_argument("--runs", default="runs", help="directory of the runs")
-    p.add_argument("--run-name", default=None)
-    p.add_argument("--out", default=None, help="where to save the best model (default runs/<run>/best.zip)")
+    p.add_argument("--run-name", default=None,
+                   help="folder of the run under --runs; refused if it exists (None: game__ppo__seed__time)")
+    p.add_argument("--out", default=None,
+                   help="where to save the best model, .zip added if missing (None: runs/<run>/best.zip)")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop (and save) after this wall time, behaviour cloning included")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
-
-
-def parse_pool(text: str) -> list[tuple[str, float]]:
-    pool = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        spec, _, w = item.partition("=")
-        pool.append((spec.strip(), float(w) if w else 1.0))
-    if not pool:
-        raise ValueError("empty opponent pool")
-    return pool
 
 
 def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
@@ -189,6 +190,7 @@ def _command_words(argv: list[str] | None) -> list[str]:
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
     if args is None:
         args = build_parser().parse_args(argv)
+    plan = validate(args)  # every argument checked before anything is built or written
 
     # -- imports (heavy ones here, so `deckgym --help` stays fast) ---------------------------
     import torch
@@ -198,36 +200,20 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
-    from deckgym.registration import game as game_entry, parse_rule_overrides
     from training.arena import evaluate
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
     game = args.game
-    entry = game_entry(game)
-    rules_kwargs = parse_rule_overrides(args.rule)
-    if args.players is not None:
-        rules_kwargs["num_players"] = args.players
-    rules = entry.make_rules(**rules_kwargs)
+    rules, rules_kwargs, pool, eval_against = plan.rules, plan.rules_kwargs, plan.pool, plan.eval_against
     P = rules.num_players
-
-    # -- run directory, config, logging --------------------------------------------------------
-    run_name = args.run_name or f"{game}__ppo__{args.seed}__{int(time.time())}"
-    run_dir = os.path.join(args.runs, run_name)
+    run_name, run_dir, out_path = plan.run_name, plan.run_dir, plan.out_path
     ckpt_dir = os.path.join(run_dir, "checkpoints")
-    os.makedirs(ckpt_dir, exist_ok=True)
-    out_path = args.out or os.path.join(run_dir, "best.zip")
-    pool = parse_pool(args.opponents or DEFAULT_OPPONENTS[game])
-    eval_against = [s for s in (args.eval_against or EVAL_AGAINST[game]).split(",") if s]
     threshold = args.league_threshold if args.league_threshold is not None else (0.55 if P == 2 else 1.2 / P)
     config = {k: v for k, v in vars(args).items() if k not in ("func",)}
     config.update(run_name=run_name, rules=repr(rules), pool=pool, eval_against=eval_against,
-                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + _command_words(argv)))
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(config, f, indent=2, default=str)
-    writer = SummaryWriter(run_dir)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items()))
-    logger = configure(run_dir, ["tensorboard", "csv"])
+                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + _command_words(argv)),
+                  planned_steps=plan.planned_steps)
 
     # -- the vector env: learner in one seat, opponents inside ---------------------------------
     features_version = args.features_version
@@ -243,7 +229,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                           train_config=config)
 
     # -- the model ----------------------------------------------------------------------------
-    hidden = [int(x) for x in args.net.split(",") if x]
+    hidden = plan.hidden
     if args.init:
         check_metadata(read_metadata(args.init), env.core, game, where=f"model {args.init}")
         model = MaskablePPO.load(args.init, env=env, device="cpu", seed=args.seed,
@@ -257,144 +243,194 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed, device="cpu", verbose=0,
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}},
         )
-    model.set_logger(logger)
+
+    # -- run directory, config, logging (created only now: a refused run leaves nothing) -------
+    os.makedirs(run_dir)
+    os.makedirs(ckpt_dir)
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, default=str)
+    writer = SummaryWriter(run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items()))
+    model.set_logger(configure(run_dir, ["tensorboard", "csv"]))
 
     # -- optional warm start: behaviour cloning of a heuristic ---------------------------------
     # The teacher plays the learner's seat in the same env (same opponents); the policy
     # learns its masked actions (cross-entropy) and the value net the discounted returns.
-    t_run = time.perf_counter()  # the time budget (--max-minutes) counts from here
-    bc_minutes = 0.0
-    if args.bc_teacher and not args.init:
-        t_bc = time.perf_counter()
-        bc = behaviour_clone(model, env, args.bc_teacher, args.bc_samples, args.bc_epochs, args.gamma, args.seed,
-                             quiet=args.quiet)
-        bc["minutes"] = bc_minutes = (time.perf_counter() - t_bc) / 60
-        config["bc_result"] = meta["train_config"]["bc_result"] = bc
-        writer.add_text("bc", json.dumps(bc))
-        print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
-        model._last_obs = None  # PPO starts from fresh games
-
-    # -- win rates by opponent, from the env's episode infos -----------------------------------
-    class WinTracker(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.recent: collections.deque = collections.deque(maxlen=args.league_window)
-            self.by_opp: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=2000))
-
-        def _on_step(self) -> bool:
-            for info in self.locals["infos"]:
-                if "won" in info:
-                    self.recent.append(info["won"])
-                    self.by_opp[info["opponent"]].append(info["won"])
-            return True
-
-    tracker = WinTracker()
-
-    def pool_weights(n_snap: int) -> list[float]:
-        if n_snap == 0:
-            return list(base_weights)
-        return list(base_weights * (1 - args.snapshot_weight)) + [args.snapshot_weight / n_snap] * n_snap
-
-    arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
-
-    def arena(path: str, deals: int) -> dict[str, Any]:
-        results = {}
-        for opp in eval_against:
-            rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules,
-                           matches=args.episode == "match")
-            a = next(x for x in rep.agents if x.name.startswith("ppo:"))
-            results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
-                            "mean_points": a.mean_points, "deals": deals,
-                            "unit": "matches" if args.episode == "match" else "rounds"}
-        return results
-
-    # -- training loop ------------------------------------------------------------------------
-    chunk = args.num_envs * args.n_steps  # one rollout per learn() call
+    # Ctrl-C (SIGINT) from here on stops the run: the model and the summary are saved (exit 130).
+    t_run = t_start = time.perf_counter()  # the time budget (--max-minutes) counts from here
     bar = None
-    if not args.quiet:
-        from tqdm import tqdm
+    best: dict[str, Any] = {"score": -1.0, "step": 0, "arena": None}
+    history: list[dict[str, Any]] = []
+    interrupted = False
+    try:
+        bc_minutes = 0.0
+        if args.bc_teacher and not args.init:
+            t_bc = time.perf_counter()
+            bc = behaviour_clone(model, env, args.bc_teacher, args.bc_samples, args.bc_epochs, args.gamma, args.seed,
+                                 quiet=args.quiet)
+            bc["minutes"] = bc_minutes = (time.perf_counter() - t_bc) / 60
+            config["bc_result"] = meta["train_config"]["bc_result"] = bc
+            writer.add_text("bc", json.dumps(bc))
+            print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
+            model._last_obs = None  # PPO starts from fresh games
 
-        bar = tqdm(total=args.total_steps, unit=" steps", dynamic_ncols=True, mininterval=2.0)
-    snapshots: list[int] = []  # pool indices of the snapshots, oldest first
-    next_eval = args.eval_every
-    best = {"score": -1.0, "step": 0, "arena": None}
-    t_start = time.perf_counter()
-    steps = 0
-    history = []
-    while steps < args.total_steps:
-        t0 = time.perf_counter()
-        model.learn(chunk, callback=tracker, reset_num_timesteps=False, progress_bar=False)
-        steps = model.num_timesteps
-        sps = chunk / (time.perf_counter() - t0)
-        writer.add_scalar("charts/steps_per_second", sps, steps)
-        if bar is not None:
-            bar.update(chunk)
-        for opp, wins in tracker.by_opp.items():
-            if wins:
-                writer.add_scalar(f"pool/win_rate/{opp}", float(np.mean(wins)), steps)
-        recent = float(np.mean(tracker.recent)) if tracker.recent else 0.0
-        writer.add_scalar("pool/win_rate_all", recent, steps)
-        writer.add_scalar("pool/snapshots", len(snapshots), steps)
+        # -- win rates by opponent, from the env's episode infos -----------------------------------
+        class WinTracker(BaseCallback):
+            def __init__(self) -> None:
+                super().__init__()
+                self.recent: collections.deque = collections.deque(maxlen=args.league_window)
+                self.by_opp: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=2000))
 
-        # self-play league: a snapshot joins when the learner beats the pool often enough
-        if len(tracker.recent) >= args.league_window and recent >= threshold and args.snapshot_weight > 0:
-            name = f"snapshot@{steps}"
-            agent = PPOAgent.snapshot(env.core, model.policy, meta, seed=steps, name=name)
-            if len(snapshots) >= args.max_snapshots:  # the oldest leaves: weight 0
-                snapshots.pop(0)
-            snapshots.append(env.add_opponent(agent, weight=0.0, name=name))
-            w = pool_weights(len(snapshots))
-            weights = np.zeros(len(env.opponents))
-            weights[:n_base] = w[:n_base]
-            weights[snapshots] = w[n_base:]
-            env.set_opponent_weights(weights)
-            tracker.recent.clear()
-            writer.add_text("league", f"{name} joined at win rate {recent:.3f}", steps)
-            note = f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})"
-            bar.write(note) if bar is not None else print(note, flush=True)
+            def _on_step(self) -> bool:
+                for info in self.locals["infos"]:
+                    if "won" in info:
+                        self.recent.append(info["won"])
+                        self.by_opp[info["opponent"]].append(info["won"])
+                return True
 
-        out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
-        if steps >= next_eval or steps >= args.total_steps or out_of_time:
-            next_eval += args.eval_every
-            ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.zip"), {**meta, "steps": steps})
-            res = arena(ckpt, args.eval_deals)
-            for opp, r in res.items():
-                writer.add_scalar(f"arena/{opp}/win_rate", r["win_rate"], steps)
-                writer.add_scalar(f"arena/{opp}/ci_low", r["ci_low"], steps)
-                writer.add_scalar(f"arena/{opp}/mean_points", r["mean_points"], steps)
-            score = res[eval_against[0]]["win_rate"]
-            history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60,
-                            "minutes_total": (time.perf_counter() - t_run) / 60, "bc_minutes": bc_minutes, "arena": res})
-            with open(os.path.join(run_dir, "evals.json"), "w") as f:
-                json.dump(history, f, indent=2)
-            line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
-            msg = f"[{steps}] {sps:,.0f} steps/s, pool win rate {recent:.3f}, arena: {line}"
-            (bar.write if bar is not None else print)(msg, **({} if bar is not None else {"flush": True}))
-            if score > best["score"]:
-                best = {"score": score, "step": steps, "arena": res}
-                save_model(model, out_path, {**meta, "steps": steps, "arena": res,
-                                             "training_minutes": (time.perf_counter() - t_start) / 60})
-        if out_of_time:
-            break
+        tracker = WinTracker()
+
+        def pool_weights(n_snap: int) -> list[float]:
+            if n_snap == 0:
+                return list(base_weights)
+            return list(base_weights * (1 - args.snapshot_weight)) + [args.snapshot_weight / n_snap] * n_snap
+
+        arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
+
+        def arena(path: str, deals: int) -> dict[str, Any]:
+            results = {}
+            for opp in eval_against:
+                rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules,
+                               matches=args.episode == "match")
+                a = next(x for x in rep.agents if x.name.startswith("ppo:"))
+                results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
+                                "mean_points": a.mean_points, "deals": deals,
+                                "unit": "matches" if args.episode == "match" else "rounds"}
+            return results
+
+        # -- training loop ------------------------------------------------------------------------
+        chunk = plan.chunk  # one rollout per learn() call: steps come in whole rollouts
+        rounding = (f" (--total-steps {args.total_steps:,} rounded up to whole rollouts of "
+                    f"{args.num_envs} games x {args.n_steps} steps)" if plan.planned_steps != args.total_steps else "")
+        print(f"run {run_dir}: training {plan.planned_steps:,} learner steps{rounding}", flush=True)
+        if not args.quiet:
+            from tqdm import tqdm
+
+            bar = tqdm(total=plan.planned_steps, unit=" steps", dynamic_ncols=True, mininterval=2.0)
+        snapshots: list[int] = []  # pool indices of the snapshots, oldest first
+        next_eval = args.eval_every
+        t_start = time.perf_counter()
+        steps = 0
+        while steps < args.total_steps:
+            t0 = time.perf_counter()
+            model.learn(chunk, callback=tracker, reset_num_timesteps=False, progress_bar=False)
+            steps = model.num_timesteps
+            sps = chunk / (time.perf_counter() - t0)
+            writer.add_scalar("charts/steps_per_second", sps, steps)
+            if bar is not None:
+                bar.update(chunk)
+            for opp, wins in tracker.by_opp.items():
+                if wins:
+                    writer.add_scalar(f"pool/win_rate/{opp}", float(np.mean(wins)), steps)
+            recent = float(np.mean(tracker.recent)) if tracker.recent else 0.0
+            writer.add_scalar("pool/win_rate_all", recent, steps)
+            writer.add_scalar("pool/snapshots", len(snapshots), steps)
+
+            # self-play league: a snapshot joins when the learner beats the pool often enough
+            if len(tracker.recent) >= args.league_window and recent >= threshold and args.snapshot_weight > 0:
+                name = f"snapshot@{steps}"
+                agent = PPOAgent.snapshot(env.core, model.policy, meta, seed=steps, name=name)
+                if len(snapshots) >= args.max_snapshots:  # the oldest leaves: weight 0
+                    snapshots.pop(0)
+                snapshots.append(env.add_opponent(agent, weight=0.0, name=name))
+                w = pool_weights(len(snapshots))
+                weights = np.zeros(len(env.opponents))
+                weights[:n_base] = w[:n_base]
+                weights[snapshots] = w[n_base:]
+                env.set_opponent_weights(weights)
+                tracker.recent.clear()
+                writer.add_text("league", f"{name} joined at win rate {recent:.3f}", steps)
+                note = f"[{steps}] {name} joins the pool (win rate {recent:.3f} ≥ {threshold:.3f})"
+                bar.write(note) if bar is not None else print(note, flush=True)
+
+            out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
+            if steps >= next_eval or steps >= args.total_steps or out_of_time:
+                next_eval += args.eval_every
+                ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.zip"), {**meta, "steps": steps})
+                res = arena(ckpt, args.eval_deals)
+                for opp, r in res.items():
+                    writer.add_scalar(f"arena/{opp}/win_rate", r["win_rate"], steps)
+                    writer.add_scalar(f"arena/{opp}/ci_low", r["ci_low"], steps)
+                    writer.add_scalar(f"arena/{opp}/mean_points", r["mean_points"], steps)
+                score = res[eval_against[0]]["win_rate"]
+                history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60,
+                                "minutes_total": (time.perf_counter() - t_run) / 60, "bc_minutes": bc_minutes, "arena": res})
+                with open(os.path.join(run_dir, "evals.json"), "w") as f:
+                    json.dump(history, f, indent=2)
+                line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
+                msg = f"[{steps}] {sps:,.0f} steps/s, pool win rate {recent:.3f}, arena: {line}"
+                (bar.write if bar is not None else print)(msg, **({} if bar is not None else {"flush": True}))
+                if score > best["score"]:
+                    best = {"score": score, "step": steps, "arena": res}
+                    save_model(model, out_path, {**meta, "steps": steps, "arena": res,
+                                                 "training_minutes": (time.perf_counter() - t_start) / 60})
+            if out_of_time:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
     if bar is not None:
         bar.close()
     train_minutes = (time.perf_counter() - t_start) / 60
+    steps = int(model.num_timesteps)
 
     # -- final: a larger arena evaluation of the best model, written into its metadata --------
-    final = arena(out_path, args.final_deals) if args.final_deals else best["arena"]
-    final_meta = {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals,
-                  "training_minutes_total": train_minutes}
-    update_metadata(out_path, final_meta)
-    if os.path.abspath(out_path) != os.path.abspath(os.path.join(run_dir, "best.zip")):
-        shutil.copy(out_path, os.path.join(run_dir, "best.zip"))
-    summary = {"run": run_name, "out": out_path, "steps": steps, "minutes": train_minutes, "best_step": best["step"],
-               "arena": final}
-    with open(os.path.join(run_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
-    print(json.dumps(summary, indent=2))
-    writer.close()
+    # (after Ctrl-C: no evaluation; the model as it stands is saved, and becomes --out if no
+    # evaluated model exists yet)
+    final = best["arena"]
+    if not interrupted:
+        try:
+            final = arena(out_path, args.final_deals) if args.final_deals else best["arena"]
+        except KeyboardInterrupt:
+            interrupted = True
+    with _no_interrupts():  # a second Ctrl-C must not leave a half-written run behind
+        if interrupted:
+            print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
+            save_model(model, os.path.join(ckpt_dir, f"interrupted_step_{steps}.zip"),
+                       {**meta, "steps": steps, "interrupted": True})
+            if best["arena"] is None:
+                save_model(model, out_path, {**meta, "steps": steps, "interrupted": True})
+        else:
+            update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals,
+                                       "training_minutes_total": train_minutes})
+        if os.path.abspath(out_path) != os.path.abspath(os.path.join(run_dir, "best.zip")):
+            shutil.copy(out_path, os.path.join(run_dir, "best.zip"))
+        summary = {"run": run_name, "out": out_path, "steps": steps, "steps_requested": args.total_steps,
+                   "minutes": train_minutes, "best_step": best["step"], "arena": final, "interrupted": interrupted}
+        if plan.planned_steps != args.total_steps and not interrupted:
+            summary["rounding"] = (f"--total-steps {args.total_steps} rounded up to whole rollouts of "
+                                   f"{args.num_envs} games x {args.n_steps} steps")
+        with open(os.path.join(run_dir, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+        print(json.dumps(summary, indent=2))
+        writer.close()
     return summary
 
 
+@contextlib.contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Ignore SIGINT inside the block (main thread only: elsewhere signals cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
 if __name__ == "__main__":
-    main()
+    try:
+        raise SystemExit(130 if main().get("interrupted") else 0)
+    except (ValueError, FileNotFoundError) as exc:  # usage errors: one line, as the deckgym CLI
+        print(f"train: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
