@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.registry import make_agent
+from deckgym.playout import play_out
 from deckgym.registration import game as game_entry
 
 
@@ -145,31 +146,19 @@ def evaluate(
         state = core.init(len(ids), seed, game_ids=ids)
         # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
         seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
-        while state.batch_size:
-            seat = core.current_player(state)
-            obs = core.observe(state, seat)
-            mask = core.legal_action_mask(state)
-            mover = seat_owner[np.arange(len(seat)), seat]
-            actions = np.empty(len(seat), dtype=np.int64)
-            for k, agent in enumerate(agents):
-                rows = np.flatnonzero(mover == k)
-                if rows.size:
-                    actions[rows] = agent.act(obs[rows], mask[rows])
-            bad = ~mask[np.arange(len(actions)), actions]
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise RuntimeError(f"agent {names[mover[i]]!r} chose illegal action {int(actions[i])}")
-            res = core.step(state, actions)
+        for turn in play_out(core, state, agents, seat_owner, names=names):
+            res = turn.result
             if res.round_over.any():
                 r = np.flatnonzero(res.round_over)
-                np.add.at(points, seat_owner[r].ravel(), res.round_points[r].ravel())
-                np.add.at(rounds, seat_owner[r].ravel(), 1)
-            done = res.terminated | res.truncated
+                owners = seat_owner[turn.games[r]]
+                np.add.at(points, owners.ravel(), res.round_points[r].ravel())
+                np.add.at(rounds, owners.ravel(), 1)
+            done = turn.finished
             if done.any():
                 d = np.flatnonzero(done)
                 won = res.winners[d].astype(float)
                 share = won / np.maximum(won.sum(axis=1, keepdims=True), 1)
-                owners = seat_owner[d]
+                owners = seat_owner[turn.games[d]]
                 np.add.at(wins, owners.ravel(), share.ravel())
                 np.add.at(games, owners.ravel(), 1)
                 for i in range(P):  # pairwise results for the rating (loop over seats, not games)
@@ -178,9 +167,6 @@ def evaluate(
                             # i beats j: 1; both won: 0.5 each; both lost: no information
                             score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
                             np.add.at(pair, (owners[:, i], owners[:, j]), score)
-                keep = np.flatnonzero(~done)
-                state = state.take(keep)
-                seat_owner = seat_owner[keep]
                 if progress:
                     progress(len(d))
     np.fill_diagonal(pair, 0.0)

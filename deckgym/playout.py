@@ -1,0 +1,125 @@
+"""The one play-out loop: batched agents play a batch of games on a core, step by step.
+
+Each step: the seat to move in every game → its owner (an agent index, from a
+``(B, P)`` seat-owner table) → one batched ``act(obs, mask)`` call per agent over the
+games it moves in → the actions are checked against the legal mask → ``core.step``.
+Agents are any objects with ``act(obs, mask) -> (n,) int actions``; nothing here imports
+``agents``.
+
+    for turn in play_out(core, state, agents, owner):
+        ...  # turn.games, turn.seats, turn.actions, turn.result (the StepResult), ...
+
+Two ways to end, chosen by ``drop_finished``:
+
+* ``True`` (the arena, analyses): finished games leave the batch after their last step
+  is yielded; the loop ends when no game is left.
+* ``False`` (a vector env): finished games stay; the caller deals them anew in place
+  (``core.reset_where(state, ...)`` on the ``state`` it passed, and updates ``owner``)
+  before resuming the loop, which reads ``owner`` afresh at every step.
+
+A seat whose owner is ``-1`` is not played here: its games wait, and the loop ends when
+every remaining game waits for such a seat (a learner's turn in every game). Games that
+wait are not stepped; with some games waiting, the others are stepped as a sub-batch
+(``state.take`` / ``state.put``), so only ``drop_finished=False`` callers see this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+
+@dataclass
+class Turn:
+    """One batched step: the games that moved and what happened, rows aligned.
+
+    ``games`` index the batch first passed in (and the rows of ``owner``); ``state`` is the
+    batch that was stepped, in those games' order (before ``core.step`` when seen by
+    ``before_step``, after it when yielded); ``result`` is ``None`` until the step is made.
+    """
+
+    games: np.ndarray  # (n,) int: which games moved
+    seats: np.ndarray  # (n,) int: the seat that moved in each
+    owner: np.ndarray  # (n,) int: the agent index that moved
+    obs: np.ndarray  # (n, obs_size) the movers' observations
+    masks: np.ndarray  # (n, A) bool legal actions
+    actions: np.ndarray  # (n,) int64 the actions played
+    state: Any  # the stepped batch (the whole state, or a sub-batch)
+    result: Any = None  # the core's StepResult for these games
+
+    @property
+    def finished(self) -> np.ndarray:
+        """``(n,)`` bool: games whose episode ended on this step."""
+        return self.result.terminated | self.result.truncated
+
+
+def act_by_owner(
+    agents: Sequence[Any], owner: np.ndarray, obs: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None
+) -> np.ndarray:
+    """Actions for rows whose agent is ``agents[owner[row]]``: one ``act`` call per agent.
+
+    Agents are called in index order, each once on all its rows (agents that draw random
+    numbers draw them in that order). Raises ``RuntimeError`` naming the agent and the
+    action if any action is not legal under ``masks``.
+    """
+    actions = np.empty(len(owner), dtype=np.int64)
+    for k in np.unique(owner):
+        rows = np.flatnonzero(owner == k)
+        actions[rows] = agents[k].act(obs[rows], masks[rows])
+    bad = ~masks[np.arange(len(actions)), actions]
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        k = int(owner[i])
+        name = names[k] if names is not None else getattr(agents[k], "spec", type(agents[k]).__name__)
+        raise RuntimeError(f"agent {name!r} chose illegal action {int(actions[i])}")
+    return actions
+
+
+def play_out(
+    core: Any,
+    state: Any,
+    agents: Sequence[Any],
+    owner: np.ndarray,
+    *,
+    names: Sequence[str] | None = None,
+    drop_finished: bool = True,
+    before_step: Callable[[Turn], None] | None = None,
+) -> Iterator[Turn]:
+    """Play ``state`` (a batch of ``B`` games, stepped in place) and yield each :class:`Turn`.
+
+    ``owner[g, seat]``: index into ``agents`` of who plays ``seat`` in game ``g``, or ``-1``
+    (the game waits when that seat is to move). ``names`` label the agents in errors
+    (default: their ``spec``). ``before_step(turn)`` sees each step before it is made and
+    may change ``turn.actions`` in place (an analysis substituting decisions; it must keep
+    them legal). The loop ends as described in the module docstring.
+    """
+    games = np.arange(state.batch_size)
+    while state.batch_size:
+        seats = core.current_player(state)
+        who = owner[games, seats]
+        movers = np.flatnonzero(who >= 0)
+        if movers.size == 0:
+            return
+        whole = movers.size == len(games)
+        sub = state if whole else state.take(movers)
+        obs = core.observe(sub, seats if whole else seats[movers])
+        masks = core.legal_action_mask(sub)
+        who = who if whole else who[movers]
+        actions = act_by_owner(agents, who, obs, masks, names)
+        turn = Turn(games if whole else games[movers], seats if whole else seats[movers], who, obs, masks, actions, sub)
+        if before_step is not None:
+            before_step(turn)
+        turn.result = core.step(sub, turn.actions)
+        if not whole:
+            state.put(movers, sub)
+        yield turn
+        if drop_finished:
+            done = turn.finished
+            if done.any():
+                gone = np.zeros(len(games), dtype=bool)
+                gone[movers[done]] = True
+                keep = np.flatnonzero(~gone)
+                state = state.take(keep)
+                games = games[keep]
