@@ -11,7 +11,8 @@ OUT    ?= results
 .PHONY: install demo test bench clean
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
-# torch request (e.g. one pulled in by stable-baselines3) would download a multi-GB CUDA build.
+# torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
+# multi-GB CUDA build. `.[dev]` includes the `rllib` extra (Ray), so `make test` runs its tests.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0

@@ -1,4 +1,4 @@
-"""Agent specs → agents: ``random``, ``racko:bucket``, ``leastscore:counting``, ``ppo:PATH``."""
+"""Agent specs → agents: ``random``, ``racko:bucket``, ``leastscore:counting``, ``ppo:PATH``, ``rllib:PATH``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def register_agent(spec: str, target: str) -> None:
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
     names = [s for s in AGENTS if game is None or ":" not in s or s.split(":", 1)[0] == game]
-    return names + ["ppo:PATH"]
+    return names + ["ppo:PATH", "rllib:PATH"]
 
 
 def _tuning(agent: Agent) -> dict[str, Any]:
@@ -73,6 +73,10 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
         from agents.ppo import PPOAgent
 
         return PPOAgent(core, path=spec[4:], seed=seed, game=game)
+    if spec.startswith("rllib:"):
+        from agents.rllib_agent import RLlibAgent
+
+        return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
     name, _, overrides = spec.partition("?")
     if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")

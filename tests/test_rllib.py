@@ -1,0 +1,232 @@
+"""RLlib training (new API stack), the masked module, the env wrapper and the rllib:PATH agent.
+
+One local Ray (bound to 127.0.0.1) serves the whole module. The tests train a couple of
+tiny PPO iterations per game: the env they sample raises on an illegal action, so a
+finished training run is itself the proof that the masks were obeyed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agents.rllib_support import loopback_only
+
+loopback_only()  # before Ray is imported anywhere in this process
+pytest.importorskip("ray.rllib")  # noqa: E402  (the dev extra installs it: make test runs these)
+
+from agents.ppo import ModelMismatchError  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from deckgym.aec import IllegalActionError  # noqa: E402
+from deckgym.registration import game as game_entry  # noqa: E402
+from training import rllib_train  # noqa: E402
+from training.arena import evaluate  # noqa: E402
+from training.rllib_env import LEARNER, LearnerSeatsEnv, make_rllib_env  # noqa: E402
+
+HEURISTIC = {"racko": "racko:ranges", "leastscore": "leastscore:greedy"}
+TINY = ["--players", "2", "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1", "--net", "32",
+        "--total-steps", "256", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray = rllib_train.init_ray(None, num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def trained(ray_session, tmp_path_factory):
+    """One tiny run per game: racko in self-play, leastscore with a heuristic opponent."""
+    runs = tmp_path_factory.mktemp("runs")
+    out = {}
+    for game, extra in (("racko", []), ("leastscore", ["--opponents", f"{HEURISTIC['leastscore']}=1"])):
+        out[game] = rllib_train.main([game, *TINY, *extra, "--env-runners", "1", "--envs-per-runner", "2",
+                                      "--runs", str(runs), "--run-name", game, "--seed", "3"])
+    return out
+
+
+# -- the env wrapper ---------------------------------------------------------------------------
+@pytest.mark.parametrize("game", ["racko", "leastscore"])
+def test_env_shows_only_learner_seats_with_masks_and_features(game):
+    env = make_rllib_env({"game": game, "rules_kwargs": {"num_players": 3}, "opponents": [(HEURISTIC[game], 1.0)]})
+    core = env.env.core
+    feat = game_entry(game).features()
+    obs, _ = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    finished, steps = 0, 0
+    while finished < 3:
+        assert list(obs) == [LEARNER]
+        o = obs[LEARNER]
+        assert o["action_mask"].dtype == np.float32 and o["action_mask"].any()
+        assert o["observations"].shape == (core.obs_size + feat.num_features(core),)
+        # the features are the game's own, recomputed from the raw part
+        raw = o["observations"][None, : core.obs_size]
+        np.testing.assert_allclose(o["observations"][core.obs_size:], feat.derived_features(core, raw)[0], atol=1e-6)
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rew, term, trunc, _ = env.step({LEARNER: action})
+        steps += 1
+        if term["__all__"] or trunc["__all__"]:
+            # zero-sum "win" with 3 players: +1 per winner, each loser -k/(3-k) with k winners
+            assert rew[LEARNER] in ((1.0, -0.5, 0.0) if game == "racko" else (1.0, -0.5, -2.0, 0.0))
+            finished += 1
+            obs, _ = env.reset()
+    assert env.env.illegal_seen == 0 and steps > 3
+
+
+def test_env_self_play_reports_every_seat_at_the_end():
+    env = make_rllib_env({"game": "racko", "rules_kwargs": {"max_turns": 30}})
+    obs, _ = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    seen = set()
+    while True:
+        (agent, o), = obs.items()
+        seen.add(agent)
+        obs, rew, term, trunc, _ = env.step({agent: int(rng.choice(np.flatnonzero(o["action_mask"])))})
+        if term["__all__"] or trunc["__all__"]:
+            break
+    assert seen == {"player_0", "player_1"}
+    assert set(obs) == {"player_0", "player_1"}  # both seats get their last observation and reward
+    assert sum(rew.values()) == pytest.approx(0.0)  # zero-sum (or a draw at the cap)
+
+
+def test_env_raises_on_an_illegal_action():
+    env = make_rllib_env({"game": "racko"})
+    obs, _ = env.reset(seed=2)
+    (agent, o), = obs.items()
+    illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        env.step({agent: illegal})
+    assert env.env.illegal_seen == 1
+
+
+def test_env_rejects_bad_opponents_early():
+    with pytest.raises(ValueError, match="unknown agent"):
+        LearnerSeatsEnv("racko", opponents=[("racko:nope", 1.0)]).reset(seed=0)
+    with pytest.raises(ValueError, match="positive sum"):
+        LearnerSeatsEnv("racko", opponents=[("random", 0.0)])
+
+
+# -- the masked module ---------------------------------------------------------------------------
+def test_module_never_samples_a_masked_action():
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.rllib_module import MaskedPPOModule
+
+    env = LearnerSeatsEnv("racko")
+    module = MaskedPPOModule(observation_space=env.observation_space("player_0"),
+                             action_space=env.action_space("player_0"), model_config={"fcnet_hiddens": [16]})
+    rng = np.random.default_rng(0)
+    n = env.core.num_actions
+    masks = (rng.random((4000, n)) < 0.3).astype(np.float32)
+    masks[np.arange(4000), rng.integers(0, n, 4000)] = 1.0
+    obs = torch.as_tensor(rng.random((4000, env.observation_space("player_0")["observations"].shape[0]),
+                                     dtype=np.float32))
+    batch = {Columns.OBS: {"observations": obs, "action_mask": torch.as_tensor(masks)}}
+    logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+    actions = torch.distributions.Categorical(logits=logits).sample().numpy()
+    assert masks[np.arange(4000), actions].all()
+    assert isinstance(batch[Columns.OBS], dict)  # the caller's batch is left intact
+    # a row without a legal action (a finished game's last observation) is uniform, not NaN
+    empty = {Columns.OBS: {"observations": obs[:2], "action_mask": torch.zeros(2, n)}}
+    assert torch.isfinite(module.forward_inference(empty)[Columns.ACTION_DIST_INPUTS]).all()
+
+
+# -- training, checkpoint, rllib:PATH -------------------------------------------------------------
+@pytest.mark.parametrize("game", ["racko", "leastscore"])
+def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
+    s = trained[game]
+    assert s["iterations"] == 2 and s["steps"] >= 256
+    assert os.path.isdir(s["checkpoint"]) and os.path.isdir(s["model"])
+    meta = json.load(open(os.path.join(s["model"], "deckgym_meta.json")))
+    cfg = json.load(open(os.path.join(s["run_dir"], "config.json")))
+    assert meta["game"] == game and meta["features"] and meta["features_version"] == cfg["features_version"]
+    assert meta["format"] == "deckgym-rllib" and meta["train_config"]["batch_size"] == 128
+    assert cfg["command"].startswith("deckgym train " + game)
+    lines = [json.loads(x) for x in open(os.path.join(s["run_dir"], "progress.jsonl"))]
+    assert [x["iteration"] for x in lines] == [1, 2]
+    rep = evaluate(game, [s["agent"], HEURISTIC[game]], deals=1, seed=0, players=2)
+    by = {a.name: a for a in rep.agents}
+    assert by[s["agent"]].games == 2  # one deal, both seatings
+    assert by[s["agent"]].wins + by[HEURISTIC[game]].wins == pytest.approx(2)
+
+
+def test_agent_is_batched_deterministic_and_legal(trained):
+    path = trained["racko"]["model"]
+    core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
+    agent = make_agent(f"rllib:{path}", core, game="racko")
+    assert agent.spec == f"rllib:{path}"
+    st = core.init(64, 0)
+    obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+    a = agent.act(obs, masks)
+    assert a.shape == (64,) and masks[np.arange(64), a].all()
+    np.testing.assert_array_equal(a, agent.act(obs, masks))  # argmax: the same actions again
+    single = np.array([agent.act_one(obs[i], masks[i]) for i in range(4)])
+    np.testing.assert_array_equal(single, a[:4])  # a row alone acts as in the batch
+    # the run directory works as a path too
+    assert make_agent(f"rllib:{trained['racko']['run_dir']}", core, game="racko").act(obs, masks).tolist() == a.tolist()
+
+
+def test_agent_refuses_wrong_game_rules_version_and_bad_checkpoints(trained, tmp_path):
+    path = trained["racko"]["model"]
+    racko = game_entry("racko")
+    ls_core = game_entry("leastscore").make_core(game_entry("leastscore").make_rules(num_players=2))
+    with pytest.raises(ModelMismatchError, match="trained for game 'racko', not 'leastscore'"):
+        make_agent(f"rllib:{path}", ls_core, game="leastscore")
+    with pytest.raises(ModelMismatchError, match="deck_size"):
+        make_agent(f"rllib:{path}", racko.make_core(racko.make_rules(num_players=2, deck_size=60)), game="racko")
+    core = racko.make_core(racko.make_rules(num_players=2))
+    bad = tmp_path / "v99"
+    shutil.copytree(path, bad)
+    meta = json.load(open(bad / "deckgym_meta.json"))
+    json.dump({**meta, "features_version": 99}, open(bad / "deckgym_meta.json", "w"))
+    with pytest.raises(ModelMismatchError, match="features version 99"):
+        make_agent(f"rllib:{bad}", core, game="racko")
+    with pytest.raises(FileNotFoundError, match="not found"):
+        make_agent(f"rllib:{tmp_path / 'nothing'}", core, game="racko")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="not a deckgym RLlib model"):
+        make_agent(f"rllib:{tmp_path / 'empty'}", core, game="racko")
+    broken = tmp_path / "broken"
+    shutil.copytree(path, broken)
+    for name in os.listdir(broken):
+        if name != "deckgym_meta.json" and os.path.isfile(broken / name):
+            (broken / name).write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="corrupt RLlib checkpoint"):
+        make_agent(f"rllib:{broken}", core, game="racko")
+    garbled = tmp_path / "garbled"
+    shutil.copytree(path, garbled)
+    (garbled / "deckgym_meta.json").write_text("{not json")
+    with pytest.raises(ValueError, match="corrupt model"):
+        make_agent(f"rllib:{garbled}", core, game="racko")
+
+
+# -- without Ray -------------------------------------------------------------------------------
+def test_without_ray_every_feature_names_the_extra(trained, tmp_path):
+    """A fresh interpreter in which ``import ray`` fails: one line naming the extra."""
+    code = f"""
+import sys
+sys.modules["ray"] = None  # what a machine without the extra looks like to `import ray`
+from agents.rllib_support import RayMissingError, require_ray
+from agents.registry import make_agent
+from deckgym.registration import game
+core = game("racko").make_core()
+for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko']['model']}", core, game="racko"),
+             lambda: __import__("training.rllib_train", fromlist=["x"]).main(["racko", "--runs", {str(tmp_path)!r}])):
+    try:
+        what()
+    except RayMissingError as exc:
+        msg = str(exc)
+        assert "\\n" not in msg and "pip install 'deckgym[rllib]'" in msg, msg
+        print("ok")
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert res.stdout.split() == ["ok", "ok", "ok"], res.stderr[-2000:]
