@@ -105,7 +105,7 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
 
 
 def parse_pool(text: str | None) -> list[tuple[str, float]]:
-    from training.train import parse_pool as sb3_parse_pool  # the one syntax of --opponents
+    from training.train_args import parse_pool as sb3_parse_pool  # the one syntax of --opponents
 
     return sb3_parse_pool(text) if text else []
 
@@ -177,11 +177,12 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- Ray: everything heavy is imported only now ----------------------------------------
     ray = init_ray(args.ray_address)
     from agents.rllib_agent import model_metadata_rllib
-    from deckgym.cli import _parse_rule_overrides
+    from deckgym.registration import game as game_entry
+    from deckgym.registration import parse_rule_overrides
     from training.rllib_env import LearnerSeatsEnv
 
     game = args.game
-    rules_kwargs = _parse_rule_overrides(args.rule)
+    rules_kwargs = parse_rule_overrides(args.rule, game_entry(game).rules_class())
     if args.players is not None:
         rules_kwargs["num_players"] = args.players
     pool = parse_pool(args.opponents)
