@@ -1,6 +1,8 @@
 """Least Score heuristic agents (agents/leastscore_heuristics.py): obvious moves, legality,
 reproducibility and a short ladder in the arena. Rule ids (L4, L5, L7, L8) are RULES.md's."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from agents.leastscore_heuristics import (
     counting_actions,
 )
 from agents.random_agent import RandomAgent
+from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
 from training.arena import evaluate
 
@@ -208,23 +211,11 @@ def test_every_action_is_legal_over_whole_rounds(players):
     core = LeastScoreCore(LeastScoreRules(num_players=players))
     agents = [GreedyAgent(core, seed=1), CountingAgent(core, seed=2), RandomAgent(core, seed=3)]
     state = core.init(96, seed=players)
-    owner = np.arange(96)[:, None] + np.arange(players)[None, :]  # seat -> agent, varied per game
-    steps = 0
-    while state.batch_size and steps < 3000:
-        seat = core.current_player(state)
-        obs, mask = core.observe(state, seat), core.legal_action_mask(state)
-        who = owner[np.arange(len(seat)), seat] % 3
-        acts = np.empty(len(seat), dtype=np.int64)
-        for k, agent in enumerate(agents):
-            rows = np.flatnonzero(who == k)
-            if rows.size:
-                acts[rows] = agent.act(obs[rows], mask[rows])
-        assert mask[np.arange(len(acts)), acts].all()
-        res = core.step(state, acts)
-        keep = np.flatnonzero(~(res.terminated | res.truncated))
-        state, owner = state.take(keep), owner[keep]
-        steps += 1
-    assert state.batch_size == 0  # every round ended
+    owner = (np.arange(96)[:, None] + np.arange(players)[None, :]) % 3  # seat -> agent, varied per game
+    ended = 0
+    for turn in itertools.islice(play_out(core, state, agents, owner), 3000):  # raises on an illegal action
+        ended += int(turn.finished.sum())
+    assert ended == 96  # every round ended
 
 
 def test_same_seed_same_actions():

@@ -6,6 +6,8 @@ states the position in card values. Rule ids refer to RULES.md.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,7 @@ from agents.racko_heuristics import (
     sequence_decide,
 )
 from agents.registry import make_agent
+from deckgym.playout import play_out
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from tests.oracles.racko_plan import sequence_costs_reference
@@ -189,27 +192,15 @@ def test_all_actions_legal_in_the_core(kwargs):
     agents = [make_agent(s, core, seed=i, game="racko") for i, s in enumerate(specs)]
     B = 32
     state = core.init(B, seed=7)
-    owner = np.arange(B)[:, None] + np.arange(rules.num_players)[None, :]  # agent of each seat
+    owner = (np.arange(B)[:, None] + np.arange(rules.num_players)[None, :]) % len(agents)  # agent of each seat
     counts = np.zeros(len(agents), np.int64)
     went_out = 0
-    for _ in range(300):
-        seat = core.current_player(state)
-        obs = core.observe(state, seat)
-        mask = core.legal_action_mask(state)
-        mover = owner[np.arange(B), seat] % len(agents)
-        actions = np.empty(B, np.int64)
-        for k, agent in enumerate(agents):
-            rows = np.flatnonzero(mover == k)
-            if rows.size:
-                actions[rows] = agent.act(obs[rows], mask[rows])
-                counts[k] += rows.size
-        assert actions.dtype == np.int64
-        assert mask[np.arange(B), actions].all(), actions[~mask[np.arange(B), actions]]
-        res = core.step(state, actions)
-        done = res.terminated | res.truncated
-        went_out += int(res.terminated.sum())
-        if done.any():
-            core.reset_where(state, done)
+    # play_out raises on an illegal action; finished games are dealt anew in place
+    for turn in itertools.islice(play_out(core, state, agents, owner, drop_finished=False), 300):
+        assert turn.actions.dtype == np.int64 and len(turn.games) == B
+        counts += np.bincount(turn.owner, minlength=len(agents))
+        went_out += int(turn.result.terminated.sum())
+        core.reset_where(state, turn.finished)
     assert (counts > 0).all()
     assert went_out > 0
 

@@ -20,6 +20,7 @@ import argparse
 import numpy as np
 
 from agents.registry import make_agent
+from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE
 from training.arena import wilson_interval
@@ -31,23 +32,18 @@ def run(spec: str, games: int, seed: int, oracle: bool, players: int = 4) -> dic
     agent = make_agent(spec, core, seed=seed, game="leastscore")
     other = make_agent("leastscore:counting", core, seed=seed + 1, game="leastscore")
     state = core.init(games, seed, game_ids=np.arange(games))
-    gid = np.arange(games)
     me = np.arange(games) % players
+    owner = (np.arange(players)[None, :] == me[:, None]).astype(np.int64)  # 1: the studied seat
     win = np.zeros(games)
     points = np.zeros(games)
     declared = np.zeros(games, dtype=bool)
     true_decl = np.zeros(games, dtype=bool)
-    while state.batch_size:
-        seat = core.current_player(state)
-        obs = core.observe(state, seat)
-        mask = core.legal_action_mask(state)
-        mine = seat == me[gid]
-        act = np.empty(len(seat), dtype=np.int64)
-        if (~mine).any():
-            act[~mine] = other.act(obs[~mine], mask[~mine])
-        if mine.any():
-            act[mine] = agent.act(obs[mine], mask[mine])
-        tot = core.hand_totals(state)
+
+    def declare(turn: Turn) -> None:
+        """The oracle's declare decision (if asked), and the studied seat's declarations."""
+        seat, mask, act, gid = turn.seats, turn.masks, turn.actions, turn.games
+        mine = turn.owner == 1
+        tot = core.hand_totals(turn.state)
         rows = np.arange(len(seat))
         lowest_other = np.where(np.arange(players)[None] == seat[:, None], 10**6, tot).min(axis=1)
         would_win = tot[rows, seat] <= lowest_other  # L8 with tie_wins
@@ -58,22 +54,21 @@ def run(spec: str, games: int, seed: int, oracle: bool, players: int = 4) -> dic
             if redo.size:  # the agent wanted to declare a false declaration: its best other move
                 m2 = mask[redo].copy()
                 m2[:, DECLARE] = False
-                act[redo] = agent.act(obs[redo], m2)
+                act[redo] = agent.act(turn.obs[redo], m2)
         d = mine & (act == DECLARE)
         declared[gid[d]] = True
         true_decl[gid[d]] = would_win[d]
-        res = core.step(state, act)
+
+    for turn in play_out(core, state, [other, agent], owner, names=["leastscore:counting", spec], before_step=declare):
+        res, gid = turn.result, turn.games
         if res.round_over.any():
             r = np.flatnonzero(res.round_over)
             points[gid[r]] = res.round_points[r, me[gid[r]]]
-        done = res.terminated | res.truncated
+        done = turn.finished
         if done.any():
             r = np.flatnonzero(done)
             w = res.winners[r].astype(float)
             win[gid[r]] = w[np.arange(len(r)), me[gid[r]]] / np.maximum(w.sum(axis=1), 1)
-            keep = np.flatnonzero(~done)
-            state = state.take(keep)
-            gid = gid[keep]
     lo, hi = wilson_interval(float(win.sum()), games)
     return {"win": float(win.mean()), "ci_low": lo, "ci_high": hi, "declared": float(declared.mean()),
             "true": float(true_decl[declared].mean()) if declared.any() else 0.0, "points": float(points.mean())}

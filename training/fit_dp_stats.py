@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from agents.registry import make_agent
+from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE
 from leastscore_env.dp import HAND_SIZES, MAX_TOTAL, NMAX
@@ -40,24 +41,19 @@ def selfplay(P: int, games: int, seed: int, spec: str = "leastscore:counting") -
     core = LeastScoreCore(LeastScoreRules(num_players=P), episode="round", reward="win")
     agent = make_agent(spec, core, seed=seed, game="leastscore")
     state = core.init(games, seed, game_ids=np.arange(games))
-    gid = np.arange(games)
     rec: dict[str, list[np.ndarray]] = {k: [] for k in ("g", "seat", "turn", "declare", "totals", "sizes")}
-    while state.batch_size:
-        seat = core.current_player(state)
-        act = agent.act(core.observe(state, seat), core.legal_action_mask(state))
-        r = np.flatnonzero(np.asarray(state.phase) == 0)
-        rec["g"].append(gid[r])
-        rec["seat"].append(seat[r])
-        rec["turn"].append(np.asarray(state.turn)[r].astype(np.int64))
-        rec["declare"].append(act[r] == DECLARE)
-        rec["totals"].append(core.hand_totals(state)[r].astype(np.int64))
-        rec["sizes"].append((core.hand_cards(state)[r] >= 0).sum(axis=2))
-        res = core.step(state, act)
-        done = res.terminated | res.truncated
-        if done.any():
-            keep = np.flatnonzero(~done)
-            state = state.take(keep)
-            gid = gid[keep]
+
+    def record(t: Turn) -> None:
+        r = np.flatnonzero(np.asarray(t.state.phase) == 0)
+        rec["g"].append(t.games[r])
+        rec["seat"].append(t.seats[r])
+        rec["turn"].append(np.asarray(t.state.turn)[r].astype(np.int64))
+        rec["declare"].append(t.actions[r] == DECLARE)
+        rec["totals"].append(core.hand_totals(t.state)[r].astype(np.int64))
+        rec["sizes"].append((core.hand_cards(t.state)[r] >= 0).sum(axis=2))
+
+    for _ in play_out(core, state, [agent], np.zeros((games, P), np.int64), before_step=record):
+        pass
     return {k: np.concatenate(v) for k, v in rec.items()}
 
 
