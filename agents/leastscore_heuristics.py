@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
+from agents.params import Range
 from leastscore_env.dp import dp_actions
 from leastscore_env.plan import (  # noqa: F401  (re-exported: the logic used to live here)
     CARD_RANK,
@@ -70,6 +71,7 @@ class GreedyAgent(Agent):
 
     spec = "leastscore:greedy"
     declare_at = 6
+    param_ranges = {"declare_at": Range(0, 50, integer=True, why="a hand total")}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
@@ -95,6 +97,8 @@ class CountingAgent(Agent):
     refill = 4.0
     min_success = 0.65
     skew = 0.05
+    param_ranges = {"gamma": Range(0, None), "refill": Range(0, 50, why="a card total"),
+                    "min_success": Range(0, 1, why="a probability"), "skew": Range(0, 5, why="tilt exp(-skew * value)")}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
@@ -119,6 +123,8 @@ class ExpectAgent(Agent):
     refill = 4.0
     points_weight = 0.06  # sweep (300 deals, seed 0, vs 3 counting): 0 → 26.0% wins 9.6 pts; 0.06 → 24.6%, 7.67 (counting 7.79)
     margin = -0.05
+    param_ranges = {"gamma": Range(0, None), "refill": Range(0, 50, why="a card total"),
+                    "points_weight": Range(0, None), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
@@ -144,6 +150,7 @@ class DPAgent(Agent):
     # (7.44 vs 7.53, 7.40 vs 7.42); 0.1: 25.0%, 7.26 vs 7.59
     lam = 0.07
     margin = 0.0
+    param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))

@@ -190,6 +190,8 @@ class PPOAgent(Agent):
 
     def __init__(self, core: Any, path: str | None = None, seed: int = 0, game: str | None = None,
                  deterministic: bool = True, policy: Any = None, meta: dict[str, Any] | None = None) -> None:
+        if not isinstance(deterministic, (bool, np.bool_)):
+            raise ValueError(f"PPOAgent: deterministic must be True or False, got {deterministic!r}")
         super().__init__(core, seed=seed)
         self.game = game or game_of_core(core)
         if path is not None:

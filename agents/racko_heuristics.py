@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.params import Choice, Range
 from racko_env.plan import (  # noqa: F401  (re-exported: the planner used to live here)
     BIG,
     DEFAULT_SEQUENCE_PARAMS,
@@ -306,6 +307,14 @@ class SequenceAgent(_RackoHeuristic):
     __doc__ = sequence_decide.__doc__
     spec = "racko:sequence"
     params: dict[str, float] = DEFAULT_SEQUENCE_PARAMS
+    param_ranges = {
+        "discard_weight": Range(0, 1, why="availability of a card in the discard pile"),
+        "specific_factor": Range(0, None),
+        "take_margin": Range(),
+        "bonus_weight": Range(0, None),
+        "fill": Choice(("slots", "coupon")),
+        "outlook_samples": Range(0, 127, integer=True, why="0: every unseen value"),
+    }
     decide = staticmethod(sequence_decide)
 
     def _decide(self, view: dict[str, np.ndarray], masks: np.ndarray) -> np.ndarray:

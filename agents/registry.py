@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 from agents.base import Agent
+from agents.params import check_params
 
 # spec → "module:Class"; game-specific specs are prefixed with the game's name.
 AGENTS: dict[str, str] = {
@@ -56,6 +58,7 @@ def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
             tuning[key] = type(old)(value) if not isinstance(old, str) else value
         except ValueError:
             raise ValueError(f"agent {spec!r}: {key}={value!r} is not a valid {type(old).__name__} value") from None
+    check_params(spec, getattr(agent, "param_ranges", {}), tuning)
     if isinstance(getattr(agent, "params", None), dict):
         agent.params = tuning
     else:
@@ -63,16 +66,38 @@ def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
             setattr(agent, key, value)
 
 
+def _ppo_options(spec: str, text: str) -> dict[str, Any]:
+    """``deterministic=true|false`` after ``ppo:PATH?``; anything else is refused by name."""
+    out: dict[str, Any] = {}
+    for item in filter(None, text.split("&")):
+        key, eq, value = item.partition("=")
+        if key != "deterministic" or not eq:
+            raise ValueError(f"agent {spec!r}: ppo takes only deterministic=true|false, got {item!r}")
+        low = value.strip().lower()
+        if low not in ("true", "false", "1", "0"):
+            raise ValueError(f"agent {spec!r}: deterministic must be true or false, got {value!r}")
+        out["deterministic"] = low in ("true", "1")
+    return out
+
+
 def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> Agent:
     """Build the agent named by ``spec`` for ``core``; a clear error listing valid specs otherwise.
 
     A heuristic's tuning parameters can follow its name, ``racko:lookahead?outlook_samples=8``
-    or ``leastscore:counting?min_success=0.5&gamma=0.9`` (see each agent's class for them).
+    or ``leastscore:counting?min_success=0.5&gamma=0.9`` (each agent's ``param_ranges`` gives
+    them and their valid ranges; a value outside is a ``ValueError`` naming both). A PPO
+    model takes ``ppo:PATH?deterministic=false`` (sample its actions instead of the argmax).
     """
     if spec.startswith("ppo:"):
         from agents.ppo import PPOAgent
 
-        return PPOAgent(core, path=spec[4:], seed=seed, game=game)
+        path, options = spec[4:], ""
+        if "?" in path and not os.path.exists(path):  # ppo:PATH?deterministic=false
+            path, _, options = path.rpartition("?")
+        kwargs = _ppo_options(spec, options)
+        agent = PPOAgent(core, path=path, seed=seed, game=game, **kwargs)
+        agent.spec = spec
+        return agent
     if spec.startswith("rllib:"):
         from agents.rllib_agent import RLlibAgent
 
@@ -84,5 +109,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     agent = getattr(importlib.import_module(module), cls)(core, seed=seed)
     if overrides:
         _apply_overrides(agent, spec, overrides)
+    elif getattr(agent, "param_ranges", None):
+        check_params(spec, agent.param_ranges, _tuning(agent))
     agent.spec = spec
     return agent
