@@ -35,6 +35,15 @@ __all__ = ["PlaySession", "play", "Move"]
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help", "moves"}
 _SUIT_ASCII = str.maketrans({"\u2663": "c", "\u2666": "d", "\u2665": "h", "\u2660": "s"})
+SUIT_SYMBOLS = "\u2663\u2666\u2665\u2660"
+
+
+def _can_encode(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def _n(k: int, word: str) -> str:
@@ -196,8 +205,10 @@ class _LeastScoreText:
 
         self.cards = cards
 
+    symbols = True  # suit symbols; letters (``10H``) on a terminal that cannot print them
+
     def card(self, c: int) -> str:
-        return self.cards.card_str(int(c), symbols=True)
+        return self.cards.card_str(int(c), symbols=self.symbols)
 
     def cardlist(self, ids: Any) -> str:
         return " ".join(self.card(c) for c in ids)
@@ -399,16 +410,28 @@ class PlaySession:
         self.text = _TEXTS[self.game](self.core)
         self.input_fn = input_fn
         self.output = output if output is not None else sys.stdout
+        # A terminal whose encoding has no suit symbols (ascii, latin-1) gets letters instead.
+        self.encoding = getattr(self.output, "encoding", None) or "utf-8"
+        self.text.symbols = _can_encode(SUIT_SYMBOLS, self.encoding)
         self.state: Any = None
         self.events: list[str] = []
         self.round = 1
 
     # -- io --------------------------------------------------------------------------------------
+    def _printable(self, text: str) -> str:
+        """``text`` as the output's encoding can print it (any character it lacks becomes ``?``)."""
+        if _can_encode(text, self.encoding):
+            return text
+        try:
+            return text.encode(self.encoding, "replace").decode(self.encoding)
+        except LookupError:
+            return text.encode("ascii", "replace").decode("ascii")
+
     def say(self, line: str = "") -> None:
-        self.output.write(line + "\n")
+        self.output.write(self._printable(line + "\n"))
 
     def ask(self, prompt: str) -> str:
-        self.output.write(prompt)
+        self.output.write(self._printable(prompt))
         self.output.flush()
         try:
             line = self.input_fn("")

@@ -4,7 +4,9 @@
     python -m training.soak --steps 200000 --variants racko_2p leastscore_4p --json soak.json
 
 Random legal agents play ``B`` games at once on each core (rounds and whole matches, the
-games' default rules at several table sizes and the rule variants). After every step:
+games' default rules at several table sizes and the rule variants; in Rack-O nine placements
+in ten go to the card's bucket slot, so that rounds are won, not only capped). After
+every step:
 
 - **cards**: every card exists exactly once (Rack-O: the racks and the piles hold 1..N;
   Least Score: the hands, floor, pending discards, dead pile and deck hold the 52 cards,
@@ -52,7 +54,7 @@ VARIANTS = [
     Variant("racko_2p_bonus_flip_deck50", "racko", {"num_players": 2, "bonus": True, "reshuffle": "flip",
                                                     "deck_size": 50, "max_turns": 60}),
     Variant("racko_4p_partners", "racko", {"num_players": 4, "partners": True}),
-    Variant("racko_2p_match", "racko", {"num_players": 2}, "match"),
+    Variant("racko_2p_match_short", "racko", {"num_players": 2, "target_score": 60, "max_turns": 100}, "match"),
     Variant("racko_4p_partners_match", "racko", {"num_players": 4, "partners": True, "target_score": 300}, "match"),
     Variant("leastscore_2p", "leastscore", {"num_players": 2}),
     Variant("leastscore_4p", "leastscore", {"num_players": 4}),
@@ -173,9 +175,25 @@ def leastscore_hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.rand
     return out
 
 
+def racko_bucket_moves(core: Any, st: Any, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Nine placements in ten go to the card's bucket slot (still legal: any slot is): uniformly
+    random play almost never builds an increasing rack, so rounds would only end at the cap
+    and the win-and-bonus code would go unexercised."""
+    K = core.pile_size
+    rows = np.arange(st.piles.shape[0])
+    hand = st.piles[rows, np.clip(K - st.disc_n.astype(np.int64) - 1, 0, K)].astype(np.int64)
+    bucket = 2 + np.minimum(9, (hand - 1) * 10 // core.deck_size)
+    place = (st.phase != 0) & (rng.random(rows.size) < 0.9)
+    return np.where(place, bucket, actions)
+
+
+def uniform_moves(core: Any, st: Any, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return actions
+
+
 CHECKS = {
-    "racko": (racko_cards_ok, racko_hidden_shuffle),
-    "leastscore": (leastscore_cards_ok, leastscore_hidden_shuffle),
+    "racko": (racko_cards_ok, racko_hidden_shuffle, racko_bucket_moves),
+    "leastscore": (leastscore_cards_ok, leastscore_hidden_shuffle, uniform_moves),
 }
 
 
@@ -184,7 +202,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
     """Play ``steps`` random legal agent-steps of ``variant`` on ``batch`` games; count violations."""
     entry = game_entry(variant.game)
     core = entry.make_core(entry.make_rules(**variant.rules), episode=variant.episode, reward="win")
-    cards_ok, hidden_shuffle = CHECKS[variant.game]
+    cards_ok, hidden_shuffle, moves = CHECKS[variant.game]
     rng = np.random.default_rng(seed)
     st = core.init(batch, seed)
     P = core.num_players
@@ -193,7 +211,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
     returns = np.zeros((batch, P), np.float64)
     violations = {"cards": 0, "legal": 0, "zero_sum": 0, "finite": 0, "leak": 0}
     examples: list[str] = []
-    episodes = rounds = leak_checks = 0
+    episodes = rounds = leak_checks = won = 0
     t0 = time.perf_counter()
 
     def note(kind: str, rows: np.ndarray, step: int) -> None:
@@ -211,7 +229,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
             core.reset_where(st, ~mask.any(axis=1))
             returns[bad] = 0.0
             mask = core.legal_action_mask(st)
-        actions = np.argmax(rng.random(mask.shape) * mask, axis=1).astype(np.int64)
+        actions = moves(core, st, np.argmax(rng.random(mask.shape) * mask, axis=1).astype(np.int64), rng)
         res = core.step(st, actions)
         done_steps += batch
         step += 1
@@ -224,6 +242,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
             if bad.size:
                 note("zero_sum", bad, step)
             episodes += int(done.sum())
+            won += int((res.terminated & res.winners.any(axis=1)).sum())
             returns[done] = 0.0
             core.reset_where(st, done)
         bad = np.flatnonzero(~cards_ok(core, st))
@@ -242,7 +261,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
                 note("leak", bad, step)
     seconds = time.perf_counter() - t0
     return {"variant": variant.name, "game": variant.game, "rules": variant.rules, "episode": variant.episode,
-            "agent_steps": done_steps, "batch": batch, "episodes": episodes, "rounds": rounds,
+            "agent_steps": done_steps, "batch": batch, "episodes": episodes, "episodes_won": won, "rounds": rounds,
             "leak_checks": leak_checks, "violations": violations, "examples": examples,
             "seconds": round(seconds, 1), "steps_per_second": round(done_steps / seconds)}
 
@@ -277,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in chosen:
         r = soak(names[name], args.steps, args.batch, args.seed, args.leak_every)
         results.append(r)
-        print(f"{name:<36} {r['agent_steps']:>12,} steps {r['episodes']:>10,} episodes "
+        print(f"{name:<36} {r['agent_steps']:>12,} steps {r['episodes']:>10,} episodes ({r['episodes_won']:,} won) "
               f"{r['steps_per_second']:>9,}/s  violations {r['violations']}", flush=True)
         for e in r["examples"]:
             print(f"    {e}", flush=True)
