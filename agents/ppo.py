@@ -8,6 +8,12 @@ the agent is built for and refuses a model of another game, other rules, another
 observation layout or features version, with an error naming the field. A file that is
 not such a zip (or a damaged one) gives a ``ValueError`` saying so.
 
+A MaskablePPO model saved by plain SB3 (``model.save``, e.g. trained on the Gymnasium view
+``deckgym/RackO-v0``) has no metadata: it is still loaded when its action count and
+observation size fit the game (raw, or with one derived-features version), with a warning
+naming the rules it is assumed to be trained for (:func:`assumed_metadata`). To record them,
+save through :func:`save_model` instead (see its example).
+
 The agent acts on a batch at once: it recomputes the derived features from its own
 observation (as the training env did), runs the policy network once, masks illegal
 actions and takes the most probable legal action (``deterministic=True``, the default)
@@ -87,7 +93,16 @@ def model_metadata(core: Any, game: str, features: bool, features_version: int |
 
 
 def save_model(model: Any, path: str, meta: dict[str, Any]) -> str:
-    """Save a MaskablePPO ``model`` to ``path`` (``.zip``) with ``meta`` inside the zip."""
+    """Save a MaskablePPO ``model`` to ``path`` (``.zip``) with ``meta`` inside the zip.
+
+    For a model trained with plain SB3 on a Gymnasium view, attach the metadata so that
+    ``ppo:PATH`` knows its game, rules and observation layout::
+
+        env = gymnasium.make("deckgym/RackO-v0", num_players=2)
+        model = MaskablePPO("MlpPolicy", env).learn(100_000)
+        meta = model_metadata(env.unwrapped.core, "racko", features=False)  # features=True if the view had them
+        save_model(model, "racko_mine.zip", meta)
+    """
     path = str(path)
     if not path.endswith(".zip"):
         path += ".zip"
@@ -126,8 +141,11 @@ def update_metadata(path: str, meta: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def read_metadata(path: str) -> dict[str, Any]:
-    """The ``deckgym_meta.json`` of a model file; ``ValueError`` if it is not a deckgym model."""
+def read_metadata(path: str, missing_ok: bool = False) -> dict[str, Any] | None:
+    """The ``deckgym_meta.json`` of a model file; ``ValueError`` if it is not a deckgym model.
+
+    ``missing_ok``: a model saved by plain SB3 (its zip has ``data`` and ``policy.pth`` but
+    no metadata) gives ``None`` instead of the error."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"model file not found: {path}")
     if not zipfile.is_zipfile(path):
@@ -136,6 +154,8 @@ def read_metadata(path: str) -> dict[str, Any]:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
             if META_NAME not in names:
+                if missing_ok and {"data", "policy.pth"} <= set(names):
+                    return None
                 raise ValueError(f"{path}: not a deckgym PPO model (no {META_NAME} inside; saved by plain SB3?)")
             meta = json.loads(zf.read(META_NAME))
             bad = zf.testzip()
@@ -185,6 +205,42 @@ def load_policy(path: str) -> Any:
     return policy
 
 
+def assumed_metadata(policy: Any, core: Any, game: str, path: str) -> dict[str, Any]:
+    """Metadata for a MaskablePPO model saved by plain SB3 (no ``deckgym_meta.json``).
+
+    Its action count must be the game's and its observation size the core's observation,
+    alone or followed by one version of the derived features (the newest that fits); the
+    rules cannot be read from the file, so the core's are assumed, with a warning naming
+    them. Otherwise a :class:`ModelMismatchError` gives the sizes."""
+    import warnings
+
+    obs_shape = tuple(getattr(policy.observation_space, "shape", None) or ())
+    n_act = getattr(policy.action_space, "n", None)
+    if len(obs_shape) != 1 or n_act is None:
+        raise ModelMismatchError(f"model {path}: observation space {policy.observation_space} and action space "
+                                 f"{policy.action_space} are not a flat Box and a Discrete (not a deckgym model)")
+    if int(n_act) != int(core.num_actions):
+        raise ModelMismatchError(f"model {path} has {int(n_act)} actions but {game} has {core.num_actions}")
+    size = obs_shape[0]
+    fm = features_module(game)
+    versions = sorted(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)), reverse=True)
+    fitting = [v for v in versions if core.obs_size + fm.num_features(core, version=v) == size]
+    if size == core.obs_size:
+        meta = model_metadata(core, game, features=False)
+        layout = f"the raw observation ({size})"
+    elif fitting:
+        meta = model_metadata(core, game, features=True, features_version=fitting[0])
+        layout = f"the observation ({core.obs_size}) and derived features version {fitting[0]}"
+    else:
+        sizes = [core.obs_size] + [core.obs_size + fm.num_features(core, version=v) for v in versions]
+        raise ModelMismatchError(f"model {path} takes observations of size {size}, but {game} with {core.rules!r} "
+                                 f"gives {sizes[0]} (raw) or {sizes[1:]} (with derived features versions {versions})")
+    warnings.warn(f"model {path} has no {META_NAME} (saved by plain SB3?): assuming it was trained for {game} with "
+                  f"{core.rules!r} on {layout}; attach the metadata with agents.ppo.save_model", stacklevel=3)
+    meta["assumed"] = True
+    return meta
+
+
 class PPOAgent(Agent):
     """A saved MaskablePPO model acting as a batched, masked agent (spec ``ppo:PATH``)."""
 
@@ -195,9 +251,12 @@ class PPOAgent(Agent):
         super().__init__(core, seed=seed)
         self.game = game or game_of_core(core)
         if path is not None:
-            meta = read_metadata(path)
-            check_metadata(meta, core, self.game, where=f"model {path}")
+            meta = read_metadata(path, missing_ok=True)
+            if meta is not None:
+                check_metadata(meta, core, self.game, where=f"model {path}")
             policy = load_policy(path)
+            if meta is None:  # a MaskablePPO model saved by plain SB3 (Gymnasium view): sizes must fit
+                meta = assumed_metadata(policy, core, self.game, path)
             self.spec = f"ppo:{path}"
         elif policy is None or meta is None:
             raise ValueError("PPOAgent needs a model path (or a policy and its metadata)")
