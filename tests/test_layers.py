@@ -4,7 +4,8 @@ Games (``racko_env``, ``leastscore_env``) -> the shared adapter (``deckgym``) ->
 ``training``. Games never import ``agents`` or ``training``; ``deckgym`` never imports
 ``training`` (its entry points, the CLI and ``__main__``, are the exception) and reaches
 ``agents`` only through ``agents.registry`` (to resolve agent spec strings); nothing imports
-the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). Lazy imports inside functions count as imports.
+the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The analyses in ``experiments``
+sit on top of everything and are imported by no package. Lazy imports inside functions count as imports.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "training")
+PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "training", "experiments")
 GAMES = ("racko_env", "leastscore_env")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
 
@@ -66,6 +67,8 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
     for mod in sorted(imported_modules(path, root)):
         if (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
             bad.append(f"{name} imports the CLI ({mod})")
+        elif top(mod) == "experiments" and layer != "experiments":
+            bad.append(f"{name} imports {mod}")
         elif layer in GAMES and top(mod) in ("agents", "training"):
             bad.append(f"game module {name} imports {mod}")
         elif layer == "deckgym" and name not in ENTRY_POINTS:
@@ -78,7 +81,8 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_modules_are_found():
     names = {module_name(p) for p in all_modules()}
-    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "agents.registry", "training.arena"} <= names
+    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "agents.registry", "training.arena",
+            "experiments.fit_dp_stats"} <= names
 
 
 def test_import_direction():
@@ -97,6 +101,8 @@ def test_import_direction():
         ("deckgym/x.py", "from agents.ppo import PPOAgent", "deckgym.x imports agents.ppo"),
         ("deckgym/x.py", "from agents import ppo", "deckgym.x imports agents.ppo"),
         ("racko_env/sub/x.py", "from ...training import arena", "game module racko_env.sub.x imports training"),
+        ("training/x.py", "from experiments.fit_dp_stats import tally", "training.x imports experiments"),
+        ("experiments/x.py", "from deckgym.cli import main", "experiments.x imports the CLI"),
     ],
 )
 def test_checker_catches(tmp_path, where, source, expected):
@@ -114,6 +120,7 @@ def test_checker_catches(tmp_path, where, source, expected):
         ("deckgym/cli.py", "from training.arena import evaluate"),
         ("deckgym/__main__.py", "from deckgym.cli import main"),
         ("training/x.py", "from agents.ppo import PPOAgent\nimport deckgym.registration"),
+        ("experiments/x.py", "from training.arena import evaluate\nfrom agents.registry import make_agent"),
     ],
 )
 def test_checker_allows(tmp_path, where, source):

@@ -169,7 +169,7 @@ def test_missing_stats_file_is_a_clear_error(tmp_path):
 
 
 def test_fit_tally_on_a_hand_built_record():
-    from training.fit_dp_stats import tally
+    from experiments.fit_dp_stats import tally
     # one 3-player round: turn 0..2 everyone passes, turn 3 seat 0 passes, turn 4 seat 1 declares
     rec = {"g": np.zeros(5, int), "seat": np.array([0, 1, 2, 0, 1]), "turn": np.arange(5),
            "declare": np.array([0, 0, 0, 0, 1], bool),
@@ -205,7 +205,7 @@ def test_features_v3_hold_dp_decision(P):
 
 
 def test_declare_ceiling_oracle_declares_only_true_declarations():
-    from training.declare_ceiling import run
+    from experiments.declare_ceiling import run
     r = run("leastscore:counting", games=240, seed=0, oracle=True)
     assert r["declared"] > 0.1 and r["true"] == 1.0  # L8: it reads the hidden hands
     base = run("leastscore:counting", games=240, seed=0, oracle=False)
@@ -257,14 +257,14 @@ def test_dp_uses_the_live_players_tables_after_eliminations():
 @pytest.mark.parametrize("argv,needle", [(["--games", "5"], "--games must be at least 100"),
                                          (["--players", "9"], "--players must be in 2..8")])
 def test_fit_dp_stats_rejects_bad_flags(argv, needle, capsys):
-    from training.fit_dp_stats import main
+    from experiments.fit_dp_stats import main
     with pytest.raises(SystemExit) as e:
         main(argv + ["--out", "/nonexistent/never_written.npz"])
     assert e.value.code == 2 and needle in capsys.readouterr().err
 
 
 def test_declare_ceiling_rejects_bad_flags(capsys):
-    from training.declare_ceiling import main
+    from experiments.declare_ceiling import main
     for argv, needle in ((["leastscore:dp", "--players", "1"], "--players must be in 2..8"),
                          (["leastscore:dp", "--games", "0"], "--games must be at least 1")):
         with pytest.raises(SystemExit) as e:

@@ -15,7 +15,7 @@ first. This module values every hand by backward induction over our own turns:
   opponent declares before our next turn (an L8 outcome that depends on our total) or we
   reach turn ``n + 1``;
 * the opponents' side (lowest totals, how often and how low they declare) comes from
-  ``leastscore:counting`` self-play, fitted by ``python -m training.fit_dp_stats`` into
+  ``leastscore:counting`` self-play, fitted by ``python -m experiments.fit_dp_stats`` into
   ``leastscore_env/data/dp_stats.npz`` (per player count 2..8). They are statistics of a
   default-rules game; other rule variants reuse them (an approximation).
 
@@ -119,13 +119,13 @@ def kept_table(sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
 
 @lru_cache(maxsize=None)
 def load_stats(path: str = STATS_PATH) -> dict[str, np.ndarray]:
-    """The self-play statistics (``training.fit_dp_stats``); a clear error if unreadable."""
+    """The self-play statistics (``experiments.fit_dp_stats``); a clear error if unreadable."""
     try:
         with np.load(path) as z:
             return {k: z[k] for k in z.files}
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read the leastscore:dp statistics ({exc}); "
-                         "rebuild them with `python -m training.fit_dp_stats`") from None
+                         "rebuild them with `python -m experiments.fit_dp_stats` from the repository") from None
 
 
 def _fill_sparse(x: np.ndarray, weight: np.ndarray, min_weight: float = 200.0) -> np.ndarray:

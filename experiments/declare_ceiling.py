@@ -1,6 +1,6 @@
 """How far can better declaring (L7/L8) take a Least Score player? An analysis, not an agent.
 
-    python -m training.declare_ceiling leastscore:dp --games 8000 --seed 5
+    python -m experiments.declare_ceiling leastscore:dp --games 8000 --seed 5
 
 One seat plays ``SPEC`` against ``leastscore:counting`` in the others (the seat rotates with
 the game number). With ``--oracle`` its declare decision is replaced by one that reads the

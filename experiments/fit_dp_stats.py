@@ -1,6 +1,6 @@
 """Fit the opponent statistics behind ``leastscore:dp`` from ``leastscore:counting`` self-play.
 
-    python -m training.fit_dp_stats --games 20000 --seed 0 --out leastscore_env/data/dp_stats.npz
+    python -m experiments.fit_dp_stats --games 20000 --seed 0 --out leastscore_env/data/dp_stats.npz
 
 The Least Score DP (``leastscore_env.dp``) needs, for each player count ``P``, each
 position ``p`` in the round's turn order (0 = first to play) and each of our turns ``n``:
@@ -18,7 +18,8 @@ position ``p`` in the round's turn order (0 = first to play) and each of our tur
 
 Games are single rounds from a fresh deal (all players alive), every seat played by
 counting; the stats are of the opponents' hands, so our own play does not enter them.
-Games never import agents, which is why this script lives in ``training``.
+Games never import agents, which is why this script lives outside ``leastscore_env``; the
+file it writes is package data of ``leastscore_env``.
 """
 
 from __future__ import annotations
