@@ -86,6 +86,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.engine == "rllib":
+        from training import rllib_train
+
+        rllib_train.main(args=args)
+        return 0
     from training import train
 
     summary = train.main(args=args)

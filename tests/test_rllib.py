@@ -24,13 +24,14 @@ pytest.importorskip("ray.rllib")  # noqa: E402  (the dev extra installs it: make
 from agents.ppo import ModelMismatchError  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from deckgym.aec import IllegalActionError  # noqa: E402
+from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from training import rllib_train  # noqa: E402
 from training.arena import evaluate  # noqa: E402
 from training.rllib_env import LEARNER, LearnerSeatsEnv, make_rllib_env  # noqa: E402
 
 HEURISTIC = {"racko": "racko:ranges", "leastscore": "leastscore:greedy"}
-TINY = ["--players", "2", "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1", "--net", "32",
+TINY = ["--players", "2", "--train-batch", "128", "--batch-size", "64", "--epochs", "1", "--net", "32",
         "--total-steps", "256", "--quiet"]
 
 
@@ -45,11 +46,23 @@ def ray_session():
 def trained(ray_session, tmp_path_factory):
     """One tiny run per game: racko in self-play, leastscore with a heuristic opponent."""
     runs = tmp_path_factory.mktemp("runs")
-    out = {}
-    for game, extra in (("racko", []), ("leastscore", ["--opponents", f"{HEURISTIC['leastscore']}=1"])):
-        out[game] = rllib_train.main([game, *TINY, *extra, "--env-runners", "1", "--envs-per-runner", "2",
-                                      "--runs", str(runs), "--run-name", game, "--seed", "3"])
+    common = [*TINY, "--env-runners", "1", "--envs-per-runner", "2", "--runs", str(runs), "--seed", "3"]
+    # racko samples in the driver (--env-runners 0), leastscore on one env runner actor
+    out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--run-name", "racko"])}
+    # the same through the CLI, with a heuristic opponent inside the env
+    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore",
+                "--opponents", f"{HEURISTIC['leastscore']}=1"]) == 0
+    out["leastscore"] = json.load(open(runs / "leastscore" / "summary.json"))
     return out
+
+
+def test_engine_options_are_checked_before_ray_starts(tmp_path, capsys):
+    for bad, flag in ((["--env-runners", "-1"], "--env-runners"), (["--envs-per-runner", "0"], "--envs-per-runner"),
+                      (["--train-batch", "100", "--batch-size", "200"], "--batch-size"),
+                      (["--init", str(tmp_path / "m.zip")], "--init")):
+        assert cli(["train", "racko", "--engine", "rllib", "--runs", str(tmp_path), *bad]) == 2
+        assert flag in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []  # no run folder left behind
 
 
 # -- the env wrapper ---------------------------------------------------------------------------
@@ -148,8 +161,8 @@ def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
     meta = json.load(open(os.path.join(s["model"], "deckgym_meta.json")))
     cfg = json.load(open(os.path.join(s["run_dir"], "config.json")))
     assert meta["game"] == game and meta["features"] and meta["features_version"] == cfg["features_version"]
-    assert meta["format"] == "deckgym-rllib" and meta["train_config"]["batch_size"] == 128
-    assert cfg["command"].startswith("deckgym train " + game)
+    assert meta["format"] == "deckgym-rllib" and meta["train_config"]["train_batch"] == 128
+    assert cfg["command"].startswith(f"deckgym train {game} --engine rllib --players 2 --total-steps 256")
     lines = [json.loads(x) for x in open(os.path.join(s["run_dir"], "progress.jsonl"))]
     assert [x["iteration"] for x in lines] == [1, 2]
     rep = evaluate(game, [s["agent"], HEURISTIC[game]], deals=1, seed=0, players=2)

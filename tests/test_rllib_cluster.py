@@ -33,7 +33,7 @@ def cluster():
 def test_env_runners_are_placed_on_the_worker_node(cluster, tmp_path):
     _, worker_id = cluster
     args = rllib_train.build_parser().parse_args(["racko", "--env-runners", "2", "--envs-per-runner", "1",
-                                                  "--batch-size", "64", "--minibatch-size", "32", "--epochs", "1",
+                                                  "--train-batch", "64", "--batch-size", "32", "--epochs", "1",
                                                   "--net", "16"])
     env_config = {"game": "racko", "rules_kwargs": {"num_players": 2}, "opponents": [("racko:bucket", 1.0)]}
     algo = rllib_train.build_config(args, env_config).build_algo()

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from typing import Any
 
@@ -33,52 +32,56 @@ from agents.rllib_support import require_ray
 MODULE_ID = "shared"
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = parser or argparse.ArgumentParser(prog="deckgym train --engine rllib", description=__doc__.split("\n")[0])
-    p.add_argument("game", help="racko or leastscore")
-    p.add_argument("--players", type=int, default=None, help="table size (default: the game's default)")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
-    p.add_argument("--total-steps", type=int, default=2_000_000, help="learner decisions to train for")
-    p.add_argument("--env-runners", type=int, default=1, help="RLlib env runners (Ray actors; 0: sample in the driver)")
-    p.add_argument("--envs-per-runner", type=int, default=4, help="games each env runner plays at once")
-    p.add_argument("--ray-address", default=None,
-                   help="join this Ray cluster (e.g. 10.0.0.5:6379, or 'auto'); default: start a local Ray on 127.0.0.1")
-    p.add_argument("--opponents", default=None,
-                   help="pool SPEC=WEIGHT,... played inside the env (default: self-play on every seat)")
-    p.add_argument("--batch-size", type=int, default=4000, help="learner decisions per training iteration")
-    p.add_argument("--minibatch-size", type=int, default=512)
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--net", default="256,256", help="hidden layers of the policy and value networks")
-    p.add_argument("--reward", default="win", choices=["win", "points"])
-    p.add_argument("--episode", default="round", choices=["round", "match"])
-    p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
-    p.add_argument("--features-version", type=int, default=None, help="layout of the derived features")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--runs", default="runs", help="directory of the runs")
-    p.add_argument("--run-name", default=None)
-    p.add_argument("--max-minutes", type=float, default=None, help="stop (and save) after this wall time")
-    p.add_argument("--checkpoint-every", type=int, default=10, help="iterations between checkpoints")
-    p.add_argument("--quiet", action="store_true", help="no line per iteration")
+def add_engine_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``deckgym train`` that choose and shape the RLlib engine (the rest are shared)."""
+    g = p.add_argument_group("engine", "--engine rllib: RLlib's PPO on Ray (the shared options above apply: "
+                                       "--total-steps, --seed, --opponents, --batch-size as the minibatch, ...)")
+    g.add_argument("--engine", default="sb3", choices=["sb3", "rllib"],
+                   help="sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray")
+    g.add_argument("--env-runners", type=int, default=1, help="rllib: env runners (Ray actors; 0: sample in the driver)")
+    g.add_argument("--envs-per-runner", type=int, default=4, help="rllib: games each env runner plays at once")
+    g.add_argument("--ray-address", default=None,
+                   help="rllib: join this Ray cluster (HOST:PORT or 'auto'; None: a local Ray on 127.0.0.1)")
+    g.add_argument("--train-batch", type=int, default=4000, help="rllib: learner decisions per training iteration")
+    g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between checkpoints")
     return p
 
 
-def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Usage errors for values RLlib would reject late or silently."""
-    for name in ("total_steps", "batch_size", "minibatch_size", "epochs", "envs_per_runner"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.env_runners < 0:
-        p.error(f"--env-runners must be at least 0, got {args.env_runners}")
-    if args.minibatch_size > args.batch_size:
-        p.error(f"--minibatch-size ({args.minibatch_size}) must not exceed --batch-size ({args.batch_size})")
-    if args.max_minutes is not None and args.max_minutes <= 0:
-        p.error(f"--max-minutes must be positive, got {args.max_minutes}")
+def build_parser() -> argparse.ArgumentParser:
+    """``deckgym train``'s parser (with the engine options), for ``python -m training.rllib_train``."""
+    from training.train import build_parser as train_parser
+
+    p = train_parser()
+    if not any(a.dest == "engine" for a in p._actions):
+        add_engine_options(p)
+    p.set_defaults(engine="rllib")
+    return p
+
+
+def check_args(args: argparse.Namespace) -> Any:
+    """Every shared argument checked as ``deckgym train`` checks it, then the RLlib ones.
+
+    Returns the validated plan (rules, pool, run name); raises ``ValueError`` naming the flag.
+    """
+    from training.checks import check_range
+    from training.train_args import validate
+
+    if args.init:
+        raise ValueError("--init: continuing a model works with --engine sb3 only")
+    if args.bc_teacher:
+        raise ValueError("--bc-teacher: behaviour cloning works with --engine sb3 only")
+    plan = validate(args)
+    check_range("--env-runners", args.env_runners, 0)
+    check_range("--envs-per-runner", args.envs_per_runner, 1)
+    check_range("--train-batch", args.train_batch, 1)
+    check_range("--checkpoint-every", args.checkpoint_every, 1)
+    if args.batch_size > args.train_batch:
+        raise ValueError(f"--batch-size (the minibatch, {args.batch_size}) must not exceed --train-batch "
+                         f"({args.train_batch})")
+    if args.run_name is None:
+        plan.run_name = plan.run_name.replace("__ppo__", "__rllib__", 1)
+        plan.run_dir = os.path.join(args.runs, plan.run_name)
+    return plan
 
 
 def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
@@ -110,9 +113,22 @@ def parse_pool(text: str | None) -> list[tuple[str, float]]:
     return sb3_parse_pool(text) if text else []
 
 
-def _command_words(argv: list[str] | None) -> list[str]:
-    words = list(argv if argv is not None else sys.argv[1:])
-    return words[1:] if argv is None and words[:1] == ["train"] else words
+def command_line(args: argparse.Namespace) -> str:
+    """The ``deckgym train`` command that repeats this run: the game and every option not at its default."""
+    words = ["deckgym", "train", args.game, "--engine", "rllib"]
+    for action in build_parser()._actions:
+        if not action.option_strings or action.dest in ("help", "engine", "game"):
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        flag = action.option_strings[-1]
+        if action.nargs == 0:
+            words.append(flag)
+        else:
+            for v in (value if isinstance(value, list) else [value]):
+                words += [flag, str(v)]
+    return " ".join(words)
 
 
 def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
@@ -141,7 +157,7 @@ def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: RLModuleSpec(
             module_class=MaskedPPOModule, model_config={"fcnet_hiddens": hidden, "fcnet_activation": "tanh",
                                                         "vf_share_layers": False})}))
-        .training(train_batch_size_per_learner=args.batch_size, minibatch_size=args.minibatch_size,
+        .training(train_batch_size_per_learner=args.train_batch, minibatch_size=args.batch_size,
                   num_epochs=args.epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,
                   clip_param=args.clip, entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef)
         .debugging(seed=args.seed)
@@ -168,37 +184,33 @@ def save_model(algo: Any, run_dir: str, meta: dict[str, Any]) -> tuple[str, str]
 
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    parser = build_parser()
     if args is None:
-        args = parser.parse_args(argv)
-    check_args(parser, args)
+        args = build_parser().parse_args(argv)
+    plan = check_args(args)  # before Ray starts or anything is written
     t_run = time.perf_counter()
 
     # -- Ray: everything heavy is imported only now ----------------------------------------
     ray = init_ray(args.ray_address)
     from agents.rllib_agent import model_metadata_rllib
-    from deckgym.registration import game as game_entry
-    from deckgym.registration import parse_rule_overrides
     from training.rllib_env import LearnerSeatsEnv
 
     game = args.game
-    rules_kwargs = parse_rule_overrides(args.rule, game_entry(game).rules_class())
-    if args.players is not None:
-        rules_kwargs["num_players"] = args.players
     pool = parse_pool(args.opponents)
-    env_config = {"game": game, "rules_kwargs": rules_kwargs, "episode": args.episode, "reward": args.reward,
+    env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
                   "opponents": pool, "features": not args.no_features, "features_version": args.features_version}
-    probe = LearnerSeatsEnv(**env_config)  # fails here, in the driver, on bad rules or specs
+    probe = LearnerSeatsEnv(**env_config)
     probe.reset(seed=0)
 
     # -- run directory and config ------------------------------------------------------------
-    run_name = args.run_name or f"{game}__rllib__{args.seed}__{int(time.time())}"
-    run_dir = os.path.join(args.runs, run_name)
+    run_name, run_dir = plan.run_name, plan.run_dir
     os.makedirs(run_dir, exist_ok=True)
-    config = {k: v for k, v in vars(args).items() if k != "func"}
+    sb3_only = ("num_envs", "n_steps", "shaping", "league_threshold", "league_window", "snapshot_weight",
+                "max_snapshots", "eval_every", "eval_deals", "eval_against", "final_deals", "init", "bc_teacher",
+                "bc_samples", "bc_epochs", "threads", "out")
+    config = {k: v for k, v in vars(args).items() if k not in ("func", *sb3_only)}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__,
-                  command=" ".join(["deckgym", "train"] + _command_words(argv)))
+                  command=command_line(args))
     meta = model_metadata_rllib(probe.core, game, features=not args.no_features,
                                 features_version=probe.features_version, train_config=config)
     with open(os.path.join(run_dir, "config.json"), "w") as f:

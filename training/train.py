@@ -109,7 +109,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop (and save) after this wall time, behaviour cloning included")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    return p
+    from training.rllib_train import add_engine_options  # --engine rllib and its options
+
+    return add_engine_options(p)
 
 
 def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
