@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.params import Choice, Range
+from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
 from racko_env.plan import (  # noqa: F401  (re-exported: the planner used to live here)
     BIG,
     DEFAULT_SEQUENCE_PARAMS,
@@ -50,8 +51,6 @@ __all__ = [
     "candidate_racks",
 ]
 
-DRAW, TAKE, DISCARD = 0, 1, 12
-CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
 
 # --------------------------------------------------------------------------------------
 # shared helpers
@@ -96,8 +95,8 @@ def _finish(
     act[choose & take & masks[:, TAKE]] = TAKE
     placing = ~choose
     act[placing] = 2 + place_slot[placing]
-    drop = (phase == PLACE_DRAWN) & discard_drawn & masks[:, DISCARD]
-    act[drop] = DISCARD
+    drop = (phase == PLACE_DRAWN) & discard_drawn & masks[:, DISCARD_DRAWN]
+    act[drop] = DISCARD_DRAWN
     return act
 
 

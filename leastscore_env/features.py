@@ -65,7 +65,7 @@ from leastscore_env.plan import expect_plan, rules_kwargs
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
-NUM_PLAN_FEATURES = 38 + 3  # versions 2, 3: a heuristic's action one-hot and three numbers behind it
+NUM_PLAN_FEATURES = NUM_ACTIONS + 3  # versions 2, 3: a heuristic's action one-hot and three numbers behind it
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
 _SUBSETS = np.array([[(sel >> i) & 1 for i in range(5)] for sel in range(1, 32)], dtype=np.float32)  # (31, 5)
 

@@ -28,15 +28,13 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from deckgym.core import best_legal
+from leastscore_env.cards import NUM_CARDS, RANK_NAMES
+from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
+from leastscore_env.core import HAND_MAX as HAND_SLOTS
+from leastscore_env.core import TAKE_FLOOR as FLOOR0
 
-NUM_CARDS = 52
-NUM_RANKS = 13
-HAND_SLOTS = 5
+NUM_RANKS = len(RANK_NAMES)
 NUM_DISCARDS = 2**HAND_SLOTS - 1  # 31
-DECLARE = 31
-DRAW_DECK = 32
-FLOOR0 = 33
-NUM_ACTIONS = 38
 
 #: (31, 5) bool: which hand slots (canonical order) discard action ``a`` throws away
 DISCARD_SLOTS = ((np.arange(1, NUM_DISCARDS + 1)[:, None] >> np.arange(HAND_SLOTS)[None, :]) & 1).astype(bool)

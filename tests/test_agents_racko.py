@@ -25,12 +25,10 @@ from agents.racko_heuristics import (
 )
 from agents.registry import make_agent
 from deckgym.playout import play_out
-from racko_env.core import RackoCore
+from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoCore
 from racko_env.rules import RackoRules
 from tests.oracles.racko_plan import sequence_costs_reference
 
-DRAW, TAKE, DISCARD = 0, 1, 12
-CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
 DECIDERS = {"bucket": bucket_decide, "ranges": ranges_decide, "sequence": sequence_decide}
 
 
@@ -66,7 +64,7 @@ def view_of(rack, phase, hand=0, top=0, rules=None, in_discard=(), opp_known=())
         mask[0, [DRAW, TAKE]] = True
     else:
         mask[0, 2:12] = True
-        mask[0, DISCARD] = phase == PLACE_DRAWN
+        mask[0, DISCARD_DRAWN] = phase == PLACE_DRAWN
     return view, mask, rules
 
 
@@ -85,7 +83,7 @@ def test_bucket_takes_a_discard_that_belongs_in_a_badly_filled_bucket():
     # slot 5 already well filled (19 belongs there): draw instead, and discard a drawn 18
     good = [2, 6, 11, 14, 19, 22, 26, 30, 35, 38]
     assert decide("bucket", good, CHOOSE, top=18) == DRAW
-    assert decide("bucket", good, PLACE_DRAWN, hand=18) == DISCARD
+    assert decide("bucket", good, PLACE_DRAWN, hand=18) == DISCARD_DRAWN
 
 
 def test_ranges_fills_a_gap_between_anchors_and_rejects_cards_that_fit_nowhere_bad():
@@ -96,7 +94,7 @@ def test_ranges_fills_a_gap_between_anchors_and_rejects_cards_that_fit_nowhere_b
     assert decide("ranges", rack, PLACE_DISCARD, hand=14) == slot(4)
     # 9 falls in slot 2's range whose card 7 already fits: not worth the discard
     assert decide("ranges", rack, CHOOSE, top=9) == DRAW
-    assert decide("ranges", rack, PLACE_DRAWN, hand=9) == DISCARD
+    assert decide("ranges", rack, PLACE_DRAWN, hand=9) == DISCARD_DRAWN
 
 
 @pytest.mark.parametrize("name", list(DECIDERS))
@@ -131,7 +129,7 @@ def test_sequence_builds_towards_the_run_on_a_sorted_rack_without_one():
     # the bucket agent sees slot 6 well filled and throws 22 away.
     rack = [3, 7, 10, 14, 18, 21, 25, 29, 33, 37]
     assert not goes_out(np.array([rack]), 3)[0]
-    assert decide("bucket", rack, PLACE_DRAWN, hand=22) == DISCARD
+    assert decide("bucket", rack, PLACE_DRAWN, hand=22) == DISCARD_DRAWN
     assert decide("sequence", rack, PLACE_DRAWN, hand=22) == slot(7)
     # and a card that completes the run goes out at once
     better = [3, 7, 10, 14, 18, 21, 22, 29, 33, 37]

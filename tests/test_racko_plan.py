@@ -20,7 +20,8 @@ from racko_env.plan import (
     take_by_outlook,
 )
 from racko_env.rules import RackoRules
-from tests.test_agents_racko import CHOOSE, DRAW, PLACE_DRAWN, TAKE, view_of
+from racko_env.core import CHOOSE, DRAW, PLACE_DRAWN, TAKE
+from tests.test_agents_racko import view_of
 
 
 def _random_views(players: int, B: int = 128, steps: int = 40, seed: int = 3):
