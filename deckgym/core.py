@@ -69,12 +69,19 @@ class StepResult:
 
 
 class Core(Protocol):
-    """What the shared AEC adapter, the arena and the SB3 vector env rely on."""
+    """What the shared AEC adapter, the arena and the vector envs rely on (``docs/CONTRACT.md``).
+
+    Optional attributes, read with ``getattr``: ``obs_low`` / ``obs_high`` (scalars or
+    ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf).
+    """
 
     rules: Any
+    episode: str
+    reward: str
     num_players: int
     num_actions: int
     obs_size: int
+    obs_version: int
     action_names: tuple[str, ...]
     phase_names: tuple[str, ...]
 
@@ -99,11 +106,20 @@ class Core(Protocol):
     def legal_action_mask(self, state: BatchState) -> np.ndarray:
         """``(B, num_actions)`` bool: exactly the legal actions of the seat to act."""
 
-    def step(self, state: BatchState, actions: np.ndarray) -> StepResult:
-        """Apply one action per game (must be legal; the caller validates)."""
+    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``(B,)`` int64: a uniformly random legal action per row of ``mask``."""
 
-    def observe(self, state: BatchState, seat: np.ndarray | int) -> np.ndarray:
-        """``(B, obs_size)`` float32 ego-centric observation for ``seat``."""
+    def step(self, state: BatchState, actions: np.ndarray) -> StepResult:
+        """Apply one action per game, in place (must be legal; the caller validates)."""
+
+    def observe(self, state: BatchState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """``(B, obs_size)`` float32 ego-centric observation for ``seat`` (into ``out`` if given)."""
+
+    def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named, decoded fields of a batch of observations."""
+
+    def state_dict(self, state: BatchState, b: int = 0) -> dict[str, Any]:
+        """The full state of game ``b`` in readable form (``env.state()``)."""
 
 
 EPISODES = ("round", "match")

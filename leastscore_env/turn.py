@@ -1,0 +1,298 @@
+"""Least Score turns (L4): discard a legal group (L5) or declare (L7), then take the top
+card of the deck (reshuffling the dead pile when it is empty, L6) or one floor card; the
+turn cap (L10).
+
+The batched path works on one int64 card word per hand: the discard compacts the kept
+bytes with a 3-stage byte network, the draw inserts the card by a SWAR compare (tables in
+:mod:`leastscore_env.tables`). ``_step_one`` plays the same rules on Python ints for one
+game (the AEC env) with the same tables, state, result and random draws (tests compare the
+two step by step); the rare round end, deal and reshuffle use the batched code.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+from deckgym.core import StepResult
+from leastscore_env.cards import NUM_CARDS
+from leastscore_env.legality import RANK_SUIT_TERM_PY
+from leastscore_env.state import DECLARE, DRAW_DECK, HAND_MAX, PAD_WORD, TAKE_FLOOR, LeastScoreState
+from leastscore_env.tables import (ACTION_DISCARD_SLOTS, ACTION_DISCARD_TABLES, ACTION_DRAW_TABLES, CARD_BIT, CARD_BIT_PY,
+                                   COMPRESS_BY1_PY, COMPRESS_BY2_PY, COMPRESS_BY4_PY, DECLARE_BIT, DECLARE_WORD,
+                                   DISCARD_BYTES_PY, DISCARD_PAD_FILL_PY, DRAW_ACTIONS_WORD, DRAW_ACTIONS_WORD_PY,
+                                   FLOOR_CARD_SHIFT, FLOOR_CARD_SHIFT_PY, KEEP_BYTES_PY, KEPT_PAD_FILL_PY, N_ALIVE,
+                                   N_ALIVE_PY, NEXT_SEAT, NEXT_SEAT_PY, PAIR_BITS)
+
+
+class LeastScoreTurns:
+    """The turn of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
+
+    def _new_result(self, B: int) -> StepResult:
+        """A zero StepResult for ``B`` games."""
+        P = self.num_players
+        buf = np.zeros(16 * B * P + (3 + P) * B, dtype=np.uint8)  # one allocation for the 8 result arrays
+        ints = buf[: 12 * B * P].view(np.int32).reshape(3, B, P)
+        flags = buf[16 * B * P :].view(bool)
+        return StepResult(
+            rewards=buf[12 * B * P : 16 * B * P].view(np.float32).reshape(B, P),
+            terminated=flags[:B],
+            truncated=flags[B : 2 * B],
+            round_over=flags[2 * B : 3 * B],
+            round_points=ints[0],
+            total_points=ints[1],
+            winners=flags[3 * B :].reshape(B, P),
+            extra={"hand_total": ints[2]},
+        )
+
+    def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
+        s = state
+        a = np.asarray(actions)
+        B = a.shape[0]
+        if B == 1 and s.phase.shape[0] == 1:
+            return self._step_one(s, int(a.reshape(-1)[0]))
+        res = self._new_result(B)
+        nd = np.count_nonzero(s.phase)
+        if nd == 0:
+            self._discard(s, a, None, res)
+        elif nd == B:
+            self._draw(s, a, None, res)
+        else:  # a batch whose games are in different phases
+            ixw = np.flatnonzero(s.phase)
+            ixd = np.flatnonzero(s.phase == 0)
+            self._discard(s, a.take(ixd), ixd, res)
+            self._draw(s, a.take(ixw), ixw, res)
+        return res
+
+    def _step_one(self, s: LeastScoreState, a: int) -> StepResult:
+        """``step`` for a batch of one game (the AEC env) on Python ints: the same rules and
+        the same state, result and random draws as ``_discard`` / ``_draw`` (tests compare
+        the two step by step); the rare round end, deal and reshuffle use the batched code."""
+        cur = int(s.cur[0])
+        if not s.phase[0]:  # L4 first half: discard the group a + 1 (or declare, L7)
+            w = int(s.hands[0, cur])
+            sel = a + 1
+            x = w & KEEP_BYTES_PY[sel]
+            t = x & COMPRESS_BY1_PY[sel]
+            x = (x ^ t) | (t >> 8)
+            t = x & COMPRESS_BY2_PY[sel]
+            x = (x ^ t) | (t >> 16)
+            t = x & COMPRESS_BY4_PY[sel]
+            x = (x ^ t) | (t >> 32)
+            s.hands[0, cur] = x | KEPT_PAD_FILL_PY[sel]
+            d = (w & DISCARD_BYTES_PY[sel]) | DISCARD_PAD_FILL_PY[sel]
+            dm = 0
+            for b in d.to_bytes(8, "little")[:HAND_MAX]:
+                dm |= CARD_BIT_PY[b]
+            if dm:
+                ndm = ~dm
+                s.hand_bits[0, cur] = int(s.hand_bits[0, cur]) & ndm
+                s.known[0, cur] = int(s.known[0, cur]) & ndm
+                s.seen[0] = int(s.seen[0]) | dm
+            s.pending[0] = d
+            s.pending_sel[0] = sel & 31
+            s.pending_bits[0] = dm
+            s.phase[0] = 1
+            s.mask[0] = DRAW_ACTIONS_WORD_PY[int(s.floor_sel[0])]
+            if a != DECLARE:
+                return self._nothing
+            res = self._new_result(1)
+            self._end_rounds(s, self._bases(1)[0], True, res)
+            return res
+        # L4 second half: the top deck card or one floor card; the turn passes left
+        top = int(s.top[0])
+        if a == DRAW_DECK:
+            if top >= NUM_CARDS:  # L6: the dead pile becomes the new deck
+                self._reshuffle(s, self._bases(1)[0])
+                top = int(s.top[0])
+            c = int(s.deck[0, top])
+            kb = 0
+            s.top[0] = top + 1
+        else:
+            c = (int(s.floor[0]) >> FLOOR_CARD_SHIFT_PY[(int(s.floor_sel[0]) << 3) | ((a - TAKE_FLOOR) & 7)]) & 0xFF
+            kb = CARD_BIT_PY[c]  # a floor card taken is known to be in that hand
+            s.known[0, cur] = int(s.known[0, cur]) | kb
+        s.hand_bits[0, cur] = int(s.hand_bits[0, cur]) | CARD_BIT_PY[c]
+        hb = int(s.hands[0, cur]).to_bytes(8, "little")
+        k = bisect_left(hb, c)  # sorted insertion of c (the PAD bytes sort last)
+        nb = hb[:k] + bytes((c,)) + hb[k:7]
+        s.hands[0, cur] = int.from_bytes(nb, "little")
+        LT = RANK_SUIT_TERM_PY
+        ix = LT[0][nb[0]] + LT[1][nb[1]] + LT[2][nb[2]] + LT[3][nb[3]] + LT[4][nb[4]]
+        ri = ix & 0x3FFF
+        legal = self._Al[ri] | (self._Btl[ri] & self._MONOl[ix >> 14])
+        s.legal[0, cur] = legal
+        s.dead[0] = int(s.dead[0]) | (int(s.floor_bits[0]) ^ kb)  # the untaken floor cards
+        turn = int(s.turn[0]) + 1
+        alive = int(s.alive[0])
+        nxt = NEXT_SEAT_PY[(alive << 3) | cur]
+        mask = legal if nxt == cur else int(s.legal[0, nxt])
+        if turn >= N_ALIVE_PY[alive]:  # L7
+            mask |= DECLARE_BIT
+        s.floor[0] = s.pending[0]  # the discards are the next player's floor
+        s.floor_sel[0] = s.pending_sel[0]
+        s.floor_bits[0] = s.pending_bits[0]
+        s.pending[0] = PAD_WORD
+        s.pending_sel[0] = 0
+        s.pending_bits[0] = 0
+        s.turn[0] = turn
+        s.cur[0] = nxt
+        s.phase[0] = 0
+        s.mask[0] = mask
+        if turn < self.rules.max_turns:
+            return self._nothing
+        res = self._new_result(1)  # L10
+        self._end_rounds(s, self._bases(1)[0], False, res)
+        return res
+
+    def _discard(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
+        """L4 first half for the games ``ix`` (None: all): discard the group ``a + 1`` (or
+        declare, a == 31, L7)."""
+        _, arP, _ = self._bases(s.phase.shape[0])
+        if ix is None:
+            rows = arP + s.cur
+            fs = s.floor_sel
+        else:
+            rows = arP.take(ix)
+            rows += s.cur.take(ix)
+            fs = s.floor_sel.take(ix)
+        T = ACTION_DISCARD_TABLES.take(a, axis=1)  # (7, n): the tables of each game's group
+        hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
+        w = hands.take(rows)
+        # kept cards: clear the discarded bytes, compact them down, refill with PAD
+        x = w & T[0]
+        t = x & T[1]
+        x ^= t
+        t >>= 8
+        x |= t
+        np.bitwise_and(x, T[2], out=t)
+        x ^= t
+        t >>= 16
+        x |= t
+        np.bitwise_and(x, T[3], out=t)
+        x ^= t
+        t >>= 32
+        x |= t
+        x |= T[4]
+        hands[rows] = x
+        d = np.bitwise_and(w, T[5], out=w)  # the discards, at their slots
+        d |= T[6]
+        dm = PAIR_BITS.take(np.ndarray((3, d.size), np.uint16, buffer=d, strides=(2, 8)))  # 52-bit sets of byte pairs
+        dm[0] |= dm[1]
+        dm = np.bitwise_or(dm[0], dm[2], out=dm[0])
+        ndm = ~dm
+        hb = hbits.take(rows)
+        hb &= ndm
+        hbits[rows] = hb
+        kn = known.take(rows)
+        kn &= ndm  # discarded cards are no longer known to be held
+        known[rows] = kn
+        if ix is None:
+            s.seen |= dm  # discards are face up
+            s.pending[:] = d
+            np.take(ACTION_DISCARD_SLOTS, a, out=s.pending_sel)
+            s.pending_bits[:] = dm
+            s.phase[:] = 1
+            np.take(DRAW_ACTIONS_WORD, fs, out=s.mask)  # L4: the deck or any floor card
+        else:
+            seen = s.seen.take(ix)
+            seen |= dm
+            s.seen[ix] = seen
+            s.pending[ix] = d
+            s.pending_sel[ix] = ACTION_DISCARD_SLOTS.take(a)
+            s.pending_bits[ix] = dm
+            s.phase[ix] = 1
+            s.mask[ix] = DRAW_ACTIONS_WORD.take(fs)
+        if a.max() >= DECLARE:
+            decl = a == DECLARE
+            if decl.any():
+                self._end_rounds(s, (self._bases(s.phase.shape[0])[0] if ix is None else ix)[decl], True, res)
+
+    def _draw(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
+        """L4 second half for the games ``ix`` (None: all): take the top deck card or one
+        floor card; the turn passes left."""
+        ar, arP, ar53 = self._bases(s.phase.shape[0])
+        g = (lambda x: x) if ix is None else (lambda x: x.take(ix))
+        T = ACTION_DRAW_TABLES.take(a, axis=1)  # (3, n) uint8: from the deck, deck index offset, floor index
+        top = g(s.top)
+        te = top + T[1]  # the deck column of the card taken (> 52 if not from the deck)
+        empty = te == NUM_CARDS
+        if empty.any():  # L6: an empty deck; the dead pile becomes the new deck
+            self._reshuffle(s, (ar if ix is None else ix)[empty])
+            top = g(s.top)
+            te = top + T[1]
+        np.minimum(te, NUM_CARDS, out=te)
+        di = g(ar53) + te  # (a new array: g may return the cached bases)
+        fs = g(s.floor_sel) << 3
+        fs |= T[2]
+        sh = FLOOR_CARD_SHIFT.take(fs)
+        fc = g(s.floor) >> sh  # the floor card taken (PAD if none)
+        fc &= 0xFF
+        c = np.minimum(fc, s.deck.reshape(-1).take(di))  # the card taken
+        cur = g(s.cur)
+        rowsP = g(arP)
+        rows = rowsP + cur
+        hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
+        w = hands.take(rows)
+        # sorted insertion of c into the hand word (SWAR): the bytes >= c move up one byte
+        cK = c * 0x0101010101010101
+        m = w | -0x7F7F7F7F7F7F7F80
+        m -= cK
+        m >>= 7
+        m &= 0x0101010101010101
+        m *= 0xFF  # the bytes >= c
+        wm = w & m
+        w ^= wm
+        wm <<= 8
+        w |= wm
+        np.left_shift(m, 8, out=wm)
+        m ^= wm  # the lowest of them: where c goes
+        m &= cK
+        w |= m
+        hands[rows] = w
+        hb = hbits.take(rows)
+        hb |= CARD_BIT.take(c)
+        hbits[rows] = hb
+        kb = CARD_BIT.take(fc)  # a floor card taken is known to be in that hand
+        kn = known.take(rows)
+        kn |= kb
+        known[rows] = kn
+        legal = s.legal.reshape(-1)
+        legal[rows] = self._legal_of(w)
+        fb = g(s.floor_bits) ^ kb  # the untaken floor cards go to the dead pile
+        fb |= g(s.dead)
+        turn = g(s.turn) + 1
+        alive = g(s.alive)
+        nxt = NEXT_SEAT.take((alive << 3) | cur)
+        mask = legal.take(np.add(rowsP, nxt, out=rows))
+        mask |= DECLARE_WORD.take(turn >= N_ALIVE.take(alive))  # L7
+        top += T[0]
+        if ix is None:
+            s.top[:] = top
+            s.dead[:] = fb
+            s.floor[:] = s.pending  # the discards are the next player's floor
+            s.floor_sel[:] = s.pending_sel
+            s.floor_bits[:] = s.pending_bits
+            s.pending[:] = PAD_WORD
+            s.pending_sel[:] = 0
+            s.pending_bits[:] = 0
+            s.turn[:] = turn
+            s.cur[:] = nxt
+            s.phase[:] = 0
+            s.mask[:] = mask
+        else:
+            s.top[ix] = top
+            s.dead[ix] = fb
+            s.floor[ix] = s.pending.take(ix)
+            s.floor_sel[ix] = s.pending_sel.take(ix)
+            s.floor_bits[ix] = s.pending_bits.take(ix)
+            s.pending[ix] = PAD_WORD
+            s.pending_sel[ix] = 0
+            s.pending_bits[ix] = 0
+            s.turn[ix] = turn
+            s.cur[ix] = nxt
+            s.phase[ix] = 0
+            s.mask[ix] = mask
+        if turn.max() >= self.rules.max_turns:  # L10
+            self._end_rounds(s, (ar if ix is None else ix)[turn >= self.rules.max_turns], False, res)

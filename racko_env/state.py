@@ -1,0 +1,85 @@
+"""Rack-O state layout, action ids and phases (rule ids R1–R12: ``docs/RULES.md``).
+
+State layout (:class:`RackoState`, one row per game; ``P`` players, ``N`` cards,
+``K = N − 10·P`` cards outside the racks). Default sizes: 2p 149 B, 3p 181 B, 4p 213 B
+per game (limit 256).
+
+=============  ===========  ========  =====================================================
+field          shape        dtype     meaning
+=============  ===========  ========  =====================================================
+racks          (B, P, 10)   int8      card in each slot (slot 1 first). **Negative** = the
+                                      card is publicly known to be there (the owner took it
+                                      from the discard pile, R5); ``abs()`` is the card.
+piles          (B, K+1)     int8      draw pile and discard pile in one array, growing from
+                                      opposite ends. With ``s = disc_n`` and ``h = 1`` during
+                                      a place phase (a card in hand) else 0: the draw pile is
+                                      ``piles[0 : K-s-h]`` (top = last), the card in hand is
+                                      ``piles[K-s-1]`` (a place phase), the discard pile is
+                                      ``piles[K-s : K]`` (top = ``piles[K-s]``, bottom =
+                                      ``piles[K-1]``). ``piles[K] = 0`` is a sentinel, so
+                                      ``piles[K-s]`` is 0 when the discard pile is empty.
+disc_n         (B,)         int8      s, discard pile size.
+phase          (B,)         int8      0 choose, 1 place_discard (took the discard top),
+                                      2 place_drawn (drew from the draw pile).
+player         (B,)         int8      seat to act.
+dealer         (B,)         int8      dealer of the round (R3); ``player`` starts at dealer+1.
+turn           (B,)         int16     completed turns this round (R9).
+pub            (B, 2, N+1)  bool      public flags of card c (index 0 unused): ``pub[:, 0]`` =
+                                      was face up this round, ``pub[:, 1]`` = is in the
+                                      discard pile now.
+totals         (B, P)       int16     match totals (R12; team totals per seat with R11).
+rng_key        (B,)         uint64    per-game random stream (``deckgym.rng``).
+rng_counter    (B,)         uint64
+=============  ===========  ========  =====================================================
+
+Every card 1..N is exactly once in ``|racks| ∪ piles[:K]`` at every step (in a place phase
+the card in hand sits in the gap between the two piles). The draw pile size is implied:
+``K − s − h``, so the R6 reshuffle (draw pile empty ⇔ ``s = K`` in the choose phase)
+always permutes exactly the ``K − 1`` cards under the discard top: a fixed-size shuffle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deckgym.core import BatchState
+
+__all__ = ["RackoState", "empty_state", "ACTION_NAMES", "PHASE_NAMES", "NUM_ACTIONS", "DRAW", "TAKE", "DISCARD_DRAWN",
+           "CHOOSE", "PLACE_DISCARD", "PLACE_DRAWN"]
+
+#: action ids (2..11 = slot 1..10)
+DRAW, TAKE, DISCARD_DRAWN = 0, 1, 12
+NUM_ACTIONS = 13
+ACTION_NAMES = ("draw", "take_discard") + tuple(f"slot_{i}" for i in range(1, 11)) + ("discard_drawn",)
+PHASE_NAMES = ("choose", "place_discard", "place_drawn")
+#: phase ids (R4: choose a pile, then place the card taken)
+CHOOSE, PLACE_DISCARD, PLACE_DRAWN = 0, 1, 2
+
+
+@dataclass
+class RackoState(BatchState):
+    """State of ``B`` Rack-O games; see the module docstring for the field layout."""
+
+    racks: np.ndarray
+    piles: np.ndarray
+    disc_n: np.ndarray
+    phase: np.ndarray
+    player: np.ndarray
+    dealer: np.ndarray
+    turn: np.ndarray
+    pub: np.ndarray
+    totals: np.ndarray
+    rng_key: np.ndarray
+    rng_counter: np.ndarray
+
+
+def empty_state(b: int, P: int, N: int, K: int) -> RackoState:
+    """``b`` games of zeros (``P`` players, ``N`` cards, ``K`` outside the racks), to be dealt."""
+    return RackoState(
+        racks=np.zeros((b, P, 10), np.int8), piles=np.zeros((b, K + 1), np.int8),
+        disc_n=np.zeros(b, np.int8), phase=np.zeros(b, np.int8), player=np.zeros(b, np.int8),
+        dealer=np.zeros(b, np.int8), turn=np.zeros(b, np.int16), pub=np.zeros((b, 2, N + 1), bool),
+        totals=np.zeros((b, P), np.int16), rng_key=np.zeros(b, np.uint64), rng_counter=np.zeros(b, np.uint64),
+    )
