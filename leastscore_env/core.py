@@ -37,13 +37,14 @@ from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
 from leastscore_env.state import (ACTION_NAMES, DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, PHASE_NAMES,
                                   TAKE_FLOOR, LeastScoreState, empty_state)
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, CARD_VALUE, N_ALIVE, hand_word_bits
+from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, CARD_VALUE, N_ALIVE, hand_word_bits, words_of
 from leastscore_env.turn import LeastScoreTurns
 
 __all__ = [
     "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
-    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD_WORD",
+    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD", "PAD_WORD", "words_of",
 ]
+_words_of = words_of  # the name training.soak imports
 
 _I64 = np.int64
 
