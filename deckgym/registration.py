@@ -3,9 +3,10 @@
 Entries name modules by string so importing ``deckgym`` never imports a game (games
 import ``deckgym``, not the other way round). ``register_all()`` adds the games to
 PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has one;
-``register_gymnasium()`` adds the single-agent views to Gymnasium's
-(``deckgym/RackO-v0``, entry point ``training.gym_env:DeckGymEnv``, imported only by
-``gymnasium.make``); ``deckgym/__init__`` calls both.
+``register_gymnasium()`` adds the Gymnasium views to Gymnasium's registry
+(``deckgym/RackO-v0``: ``deckgym.gym_env:DeckGymEnv`` for ``gymnasium.make`` and
+``deckgym.vector_env:DeckGymVectorEnv`` for ``gymnasium.make_vec``, imported only when an env
+is made); ``deckgym/__init__`` calls both.
 """
 
 from __future__ import annotations
@@ -153,11 +154,14 @@ def register_all() -> None:
 
 
 def register_gymnasium() -> None:
-    """Register every game's single-agent view with Gymnasium; idempotent.
+    """Register every game's Gymnasium views with Gymnasium; idempotent.
 
     ``gymnasium.make(g.gymnasium_id, num_players=..., opponents=[...])`` builds
-    ``training.gym_env.DeckGymEnv(game=g.name, ...)``; the entry point is a string, so
-    nothing of ``training``/``agents`` is imported until an env is made.
+    ``deckgym.gym_env.DeckGymEnv(game=g.name, ...)`` and ``gymnasium.make_vec(g.gymnasium_id,
+    num_envs=N, vectorization_mode="vector_entry_point", ...)`` builds
+    ``deckgym.vector_env.DeckGymVectorEnv``. The entry points are strings inside deckgym's own
+    package, so nothing is imported until an env is made and a user's own module named like
+    one of ours (a ``training.py`` in the working directory) cannot shadow them.
     """
     try:
         import gymnasium
@@ -165,4 +169,5 @@ def register_gymnasium() -> None:
         return
     for g in GAMES.values():
         if g.gymnasium_id not in gymnasium.registry:
-            gymnasium.register(id=g.gymnasium_id, entry_point="training.gym_env:DeckGymEnv", kwargs={"game": g.name})
+            gymnasium.register(id=g.gymnasium_id, entry_point="deckgym.gym_env:DeckGymEnv",
+                               vector_entry_point="deckgym.vector_env:DeckGymVectorEnv", kwargs={"game": g.name})

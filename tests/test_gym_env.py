@@ -1,9 +1,10 @@
-"""The single-agent Gymnasium views (``training.gym_env``, ids ``deckgym/RackO-v0`` and
+"""The single-agent Gymnasium views (``deckgym.gym_env``, ids ``deckgym/RackO-v0`` and
 ``deckgym/LeastScore-v0``): the checkers, ``gymnasium.make`` with opponents, masks, seeding,
-illegal actions, rendering and a few MaskablePPO steps."""
+illegal actions, bad arguments, pickling, rendering and a few MaskablePPO steps."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 import subprocess
@@ -16,8 +17,9 @@ import pytest
 
 import deckgym
 from deckgym.registration import GAMES
-from training.gym_env import DeckGymEnv
+from deckgym.gym_env import DeckGymEnv
 
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 CASES = {
     "racko": ("deckgym/RackO-v0", dict(num_players=2, opponents=["racko:sequence"])),
     "leastscore": ("deckgym/LeastScore-v0", dict(num_players=4, opponents=["leastscore:counting"])),
@@ -49,12 +51,50 @@ def play_episode(env, seed=None, rng=None, max_steps=5000):
 def test_ids_registered_and_importing_deckgym_stays_light():
     for g in GAMES.values():
         assert g.gymnasium_id in gymnasium.registry
-        assert gymnasium.registry[g.gymnasium_id].entry_point == "training.gym_env:DeckGymEnv"
+        spec = gymnasium.registry[g.gymnasium_id]
+        assert spec.entry_point == "deckgym.gym_env:DeckGymEnv"
+        assert spec.vector_entry_point == "deckgym.vector_env:DeckGymVectorEnv"
     deckgym.register_gymnasium()  # idempotent: no error, no duplicate
     code = "import sys, deckgym, gymnasium; assert 'deckgym/RackO-v0' in gymnasium.registry; " \
            "print(any(m.split('.')[0] in ('training', 'agents') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_make_step_and_make_vec_do_not_import_sb3_or_training():
+    code = (
+        "import sys, numpy as np, gymnasium, deckgym\n"
+        "env = gymnasium.make('deckgym/RackO-v0', opponents=['racko:sequence', 'random'], features=True, shaping=0.1)\n"
+        "obs, info = env.reset(seed=0)\n"
+        "for _ in range(30):\n"
+        "    obs, r, term, trunc, info = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))\n"
+        "    if term or trunc: env.reset()\n"
+        "envs = gymnasium.make_vec('deckgym/LeastScore-v0', num_envs=3, vectorization_mode='vector_entry_point')\n"
+        "envs.reset(seed=0); envs.step(np.argmax(envs.unwrapped.action_masks(), axis=1))\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'stable_baselines3', 'sb3_contrib', 'training', 'torch'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_a_users_own_training_module_does_not_shadow_the_entry_points(tmp_path):
+    """Entry points live in deckgym's own package: a ``training.py`` in the working directory
+    (first on ``sys.path`` with ``python -c``) must not break ``gymnasium.make``."""
+    (tmp_path / "training.py").write_text("raise ImportError('this is the user\'s own training.py')\n")
+    code = (
+        "import gymnasium, deckgym\n"
+        "env = gymnasium.make('deckgym/RackO-v0', opponents=['racko:bucket'])\n"
+        "obs, info = env.reset(seed=0); env.step(int(info['action_mask'].argmax()))\n"
+        "envs = gymnasium.make_vec('deckgym/RackO-v0', num_envs=2, vectorization_mode='vector_entry_point')\n"
+        "envs.reset(seed=0); print('ok', obs.shape)\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().startswith("ok")
+    # the check can fail: the user's module really is what "import training" finds there
+    res = subprocess.run([sys.executable, "-c", "import training"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert "user's own training.py" in res.stderr
 
 
 @pytest.mark.parametrize("game", list(CASES))
@@ -241,3 +281,67 @@ def test_points_reward_and_match_episode():
     assert sum(r for _, r, _, _ in steps) < 0 or info["won"] > 0
     env2 = DeckGymEnv("leastscore", num_players=3, opponents="random")
     assert env2.num_players == 3
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(opponents=[3]), "opponent 0 must be an agent spec"),
+    (dict(opponents=["random", None]), "opponent 1 must be an agent spec"),
+    (dict(opponents=3), "opponents must be a list"),
+    (dict(opponents=[]), "at least one opponent"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[1]), "one weight per opponent"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[1, 2, 3]), "one weight per opponent"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[1, -1]), "non-negative"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[1, float("nan")]), "finite"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[0, 0]), "positive sum"),
+    (dict(opponents=["random"], opponent_weights=["x"]), "must be numbers"),
+    (dict(episode="game"), "episode must be"),
+    (dict(reward="score"), "reward must be"),
+    (dict(shaping=float("inf")), "shaping"),
+])
+def test_bad_arguments_fail_at_construction(bad, match):
+    with pytest.raises(ValueError, match=match):
+        make("racko", **bad)
+
+
+def test_bad_reset_arguments():
+    env = make("racko")
+    for seed in (1.7, -1, "3", True):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match="options must be a dict"):
+        env.reset(options=[1, 2])
+    with pytest.raises(ValueError, match=re.escape("options['seat']")):
+        env.reset(options={"seat": 7})
+    obs, info = env.reset(seed=1, options={"seat": 1})
+    assert info["seat"] == 1
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_pickle_and_deepcopy_continue_the_same_game(game):
+    env = make(game, render_mode="ansi", features=True, shaping=0.2, opponents=["random", CASES[game][1]["opponents"][0]])
+    u = env.unwrapped
+    u.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(7):  # mid-episode
+        _, _, term, trunc, _ = u.step(int(rng.choice(np.flatnonzero(u.action_masks()))))
+        if term or trunc:
+            u.reset()
+    clones = [pickle.loads(pickle.dumps(u)), copy.deepcopy(u)]
+    assert all(not any(type(v).__name__ == "module" for v in vars(c).values()) for c in clones)
+    runs = []
+    for e in [u] + clones:
+        r = np.random.default_rng(1)
+        out = []
+        for _ in range(60):
+            mask = e.action_masks()
+            assert e.action_space.sample() in np.flatnonzero(mask)  # the space knows its env again
+            obs, rew, term, trunc, info = e.step(int(r.choice(np.flatnonzero(mask))))
+            out.append((obs, rew, term, trunc, info.get("won")))
+            if term or trunc:
+                e.reset(seed=len(out))
+        out.append(e.render())
+        runs.append(out)
+    for other in runs[1:]:
+        for x, y in zip(runs[0][:-1], other[:-1]):
+            assert np.array_equal(x[0], y[0]) and x[1:] == y[1:]
+        assert runs[0][-1] == other[-1]

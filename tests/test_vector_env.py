@@ -1,0 +1,391 @@
+"""The Gymnasium vector env (``deckgym.vector_env``): against the core driven by hand for the
+same seed, ``make_vec``, both autoreset modes, masks in infos, bad arguments, pickling, and
+the SB3 ``CoreVecEnv`` that is built on it."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import deckgym  # noqa: F401  (registers the ids)
+from agents.base import Agent
+from deckgym.registration import game as game_entry
+from deckgym.vector_env import DeckGymVectorEnv
+
+IDS = {"racko": "deckgym/RackO-v0", "leastscore": "deckgym/LeastScore-v0"}
+
+
+class HashAgent(Agent):
+    """Deterministic, varied play: a legal action picked by a hash of the observation (its own
+    seed changes nothing), so a hand-driven core can replay exactly what the env's opponents do."""
+
+    def __init__(self, core, salt: int = 0) -> None:
+        super().__init__(core)
+        self.spec = f"hash{salt}"
+        self.w = np.random.default_rng(1000 + salt).random(core.obs_size)
+
+    def act(self, observations, action_masks):
+        h = (np.asarray(observations)[:, : self.core.obs_size] @ self.w * 7919).astype(np.int64)
+        masks = np.asarray(action_masks, bool)
+        pick = h % masks.sum(axis=1)
+        order = np.cumsum(masks, axis=1) - 1
+        return np.argmax(masks & (order == pick[:, None]), axis=1).astype(np.int64)
+
+
+def drive_core(core, seed, game_id, episodes, learner, pool, feats, use_features, shaping):
+    """Game ``game_id`` of ``seed`` replayed on a B = 1 core, the learner in seat ``episodes[e][0]``
+    against ``pool[episodes[e][1]]``; yields what a NEXT_STEP env shows for that row at each
+    step: ``(obs, reward, ended, capped)``, a dealt-again game one step after its end."""
+    st = core.init(1, seed, game_ids=np.array([game_id]))
+
+    def advance(seat, opp):
+        r = 0.0
+        while core.current_player(st)[0] != seat:
+            o = core.observe(st, core.current_player(st))
+            res = core.step(st, pool[opp].act(o, core.legal_action_mask(st)))
+            r += float(res.rewards[0, seat])
+            if res.terminated[0] or res.truncated[0]:
+                return r, True, bool(res.truncated[0])
+        return r, False, False
+
+    def obs_of(seat):
+        raw = core.observe(st, seat)
+        return np.concatenate([raw, feats.derived_features(core, raw)], axis=1) if use_features else raw
+
+    def phi(seat):
+        return float(feats.shaping_potential(core, core.observe(st, seat))[0]) if shaping else 0.0
+
+    for e, (seat, opp) in enumerate(episodes):
+        if e:
+            core.reset_where(st, np.array([True]))
+        assert not advance(seat, opp)[1]
+        if e:
+            yield obs_of(seat), 0.0, False, False
+        while True:
+            before = phi(seat)
+            res = core.step(st, learner.act(obs_of(seat), core.legal_action_mask(st)))
+            r, ended, capped = float(res.rewards[0, seat]), bool(res.terminated[0] or res.truncated[0]), bool(res.truncated[0])
+            if not ended:
+                r2, ended, capped = advance(seat, opp)
+                r += r2
+            yield obs_of(seat), r + shaping * (phi(seat) - before), ended, capped
+            if ended:
+                break
+
+
+@pytest.mark.parametrize("game,players,kw", [
+    ("racko", 2, dict(shaping=0.3, features=True, max_turns=20)),  # Rack-O: hashed play ends by the cap
+    ("racko", 3, dict(max_turns=12, shaping=1.0)),
+    ("leastscore", 4, dict(reward="points")),
+    ("leastscore", 2, dict(features=True, max_turns=8)),
+])
+def test_each_row_is_the_cores_own_game_for_the_seed(game, players, kw):
+    """Row ``i`` of the env equals game ``i`` of the seed played on the core by hand: the same
+    observations, rewards (shaping included) and ends, in NEXT_STEP autoreset order."""
+    N, seed, steps = 5, 31, 80
+    entry = game_entry(game)
+    rules_kw = {k: v for k, v in kw.items() if k == "max_turns"}
+    core = entry.make_core(entry.make_rules(num_players=players, **rules_kw),
+                           reward=kw.get("reward", "win"))
+    pool, learner = [HashAgent(core, salt=1), HashAgent(core, salt=2)], HashAgent(core, salt=3)
+    env = DeckGymVectorEnv(game, num_envs=N, num_players=players, opponents=pool, **kw)
+    obs, infos = env.reset(seed=seed)
+    history = [(obs, np.zeros(N), np.zeros(N, bool), np.zeros(N, bool), infos)]
+    for _ in range(steps):
+        obs, rew, term, trunc, infos = env.step(learner.act(obs, env.action_masks()))
+        history.append((obs, rew, term, trunc, infos))
+    names = [a.spec for a in pool]
+    n_ends = 0
+    for i in range(N):
+        # each episode's seat and opponent: what the first step showing it says
+        episodes = [(int(inf["seat"][i]), names.index(inf["opponent"][i])) for h, (_, _, _, _, inf) in enumerate(history)
+                    if h == 0 or history[h - 1][2][i] or history[h - 1][3][i]]
+        drv = drive_core(core, seed, i, episodes, learner, pool, entry.features(), kw.get("features", False),
+                         kw.get("shaping", 0.0))
+        for h, (o, r, ended, capped) in zip(range(1, steps + 1), drv):
+            eo, er, et, etr, _ = history[h]
+            np.testing.assert_array_equal(eo[i], o[0], err_msg=f"game {i}, step {h}")
+            assert er[i] == pytest.approx(r, abs=1e-5), (i, h)
+            assert (bool(et[i]), bool(etr[i])) == (ended and not capped, capped), (i, h)
+            n_ends += ended
+    assert n_ends >= 2  # the comparison crossed episode ends and new deals
+    assert any(h[2].any() for h in history) == (game == "leastscore")  # Rack-O's hashed games all hit the cap
+
+
+def random_legal(rng, masks):
+    return np.argmax(rng.random(masks.shape) * masks, axis=1)
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_make_vec_builds_the_vector_env(game):
+    envs = gymnasium.make_vec(IDS[game], num_envs=4, vectorization_mode="vector_entry_point", num_players=3,
+                              opponents=["random"], features=True)
+    assert isinstance(envs, gymnasium.vector.VectorEnv) and isinstance(envs.unwrapped, DeckGymVectorEnv)
+    u = envs.unwrapped
+    assert u.num_envs == 4 and u.num_players == 3 and u.game == game
+    assert u.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    n = u.core.obs_size + game_entry(game).features().num_features(u.core)
+    assert u.single_observation_space.shape == (n,) and u.observation_space.shape == (4, n)
+    assert u.single_action_space == gymnasium.spaces.Discrete(u.core.num_actions)
+    assert u.action_space == gymnasium.spaces.MultiDiscrete([u.core.num_actions] * 4)
+    obs, infos = envs.reset(seed=0)
+    assert obs in u.observation_space and obs.dtype == np.float32
+    assert infos["action_mask"].shape == (4, u.core.num_actions) and infos["_action_mask"].all()
+    # the registered default is the vector entry point; "sync" still stacks single-agent views
+    assert isinstance(gymnasium.make_vec(IDS[game], num_envs=2).unwrapped, DeckGymVectorEnv)
+    sync = gymnasium.make_vec(IDS[game], num_envs=2, vectorization_mode="sync")
+    assert isinstance(sync, gymnasium.vector.SyncVectorEnv)
+    sobs, sinfo = sync.reset(seed=0)
+    n2 = sync.single_observation_space.shape[0]
+    assert sobs.shape == (2, n2) and sinfo["action_mask"].shape == (2, sync.single_action_space.n)
+
+
+@pytest.mark.parametrize("game,players", [("racko", 2), ("racko", 4), ("leastscore", 3)])
+def test_masks_in_infos_and_the_learner_to_move(game, players):
+    env = DeckGymVectorEnv(game, num_envs=12, num_players=players, opponents=["random"], max_turns=30)
+    core = env.core
+    obs, infos = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(150):
+        masks = env.action_masks()
+        assert masks.shape == (12, core.num_actions) and masks.dtype == bool and masks.any(axis=1).all()
+        np.testing.assert_array_equal(infos["action_mask"], masks.astype(np.int8))
+        # every game waits for the learner, who sees exactly the core's legal mask
+        assert (core.current_player(env.state) == env.learner_seat).all()
+        np.testing.assert_array_equal(masks, core.legal_action_mask(env.state))
+        obs, rew, term, trunc, infos = env.step(random_legal(rng, masks))
+        done = term | trunc
+        if done.any():
+            ended += done.sum()
+            for key in ("won", "round_points", "capped"):
+                np.testing.assert_array_equal(infos["_" + key], done)
+            assert ((infos["won"][done] >= 0) & (infos["won"][done] <= 1)).all()
+            np.testing.assert_array_equal(infos["capped"][done], trunc[done])
+        else:
+            assert "won" not in infos
+        np.testing.assert_array_equal(obs[~done], core.observe(env.state, env.learner_seat)[~done])
+    assert ended > 5
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_next_step_and_same_step_play_the_same_games(game):
+    """Both modes deal the same games; NEXT_STEP shows a new game one step later (its action for
+    that game ignored, reward 0), SAME_STEP at once with the last observation in final_obs."""
+    kw = dict(num_envs=6, opponents=["random", f"{game}:{'bucket' if game == 'racko' else 'greedy'}"],
+              shaping=0.2, max_turns=15)
+    nxt = DeckGymVectorEnv(game, autoreset_mode=AutoresetMode.NEXT_STEP, **kw)
+    same = DeckGymVectorEnv(game, autoreset_mode="SameStep", **kw)
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    o_n, i_n = nxt.reset(seed=9)
+    o_s, i_s = same.reset(seed=9)
+    np.testing.assert_array_equal(o_n, o_s)
+    rng = np.random.default_rng(3)
+    pending = np.zeros(6, bool)
+    finals = 0
+    for _ in range(120):
+        a = random_legal(rng, same.action_masks())
+        np.testing.assert_array_equal(nxt.action_masks(), same.action_masks())
+        a_n = np.where(pending, -1, a)  # ignored: anything goes for a game being dealt again
+        o_n, r_n, t_n, u_n, i_n = nxt.step(a_n)
+        np.testing.assert_array_equal(r_n[pending], 0.0)
+        assert not (t_n | u_n)[pending].any()
+        np.testing.assert_array_equal(o_n[pending], o_s[pending])  # the new game SAME_STEP showed
+        active = ~pending
+        o_s, r_s, t_s, u_s, i_s = same.step(np.where(active, a, a))
+        np.testing.assert_array_equal(r_n[active], r_s[active])
+        np.testing.assert_array_equal(t_n, t_s & active)
+        np.testing.assert_array_equal(u_n, u_s & active)
+        done = t_s | u_s
+        if done.any():
+            finals += done.sum()
+            np.testing.assert_array_equal(i_s["_final_obs"], done)
+            for g in np.flatnonzero(done):
+                np.testing.assert_array_equal(i_s["final_obs"][g], o_n[g])
+                assert i_s["final_info"]["won"][g] == i_n["won"][g]
+                assert i_s["final_info"]["seat"][g] == i_n["seat"][g]
+        pending = t_n | u_n
+        # SAME_STEP skips the reset step, so from the first end on the two runs are out of step
+        # in the games that ended; compare only the ones that never ended
+        if done.any():
+            break
+    assert finals >= 1
+
+
+def run_same_step(env, steps, seed):
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    out = [obs]
+    for _ in range(steps):
+        obs, rew, term, trunc, infos = env.step(random_legal(rng, env.action_masks()))
+        out.append((obs, rew, term | trunc, infos.get("final_obs")))
+    return out
+
+
+@pytest.mark.parametrize("game,kw", [
+    ("racko", dict(opponents=["random", "racko:bucket"], opponent_weights=[1, 3], shaping=0.2, features=False)),
+    ("leastscore", dict(opponents=["random"], episode="match", reward="points", features=False)),
+    ("leastscore", dict(opponents=["leastscore:greedy", "random"], players=3, shaping=0.5)),
+])
+def test_core_vec_env_is_the_same_step_vector_env(game, kw):
+    """The SB3 adapter adds nothing to the games: same seed, same actions, same trajectory."""
+    pytest.importorskip("stable_baselines3")
+    from training.vec_env import CoreVecEnv
+
+    sb3 = CoreVecEnv(game, num_envs=8, seed=5, **kw)
+    kw = {"features": True, **kw}
+    kw["num_players"] = kw.pop("players", None)
+    gym = DeckGymVectorEnv(game, num_envs=8, autoreset_mode=AutoresetMode.SAME_STEP, **kw)
+    rng, rng2 = np.random.default_rng(7), np.random.default_rng(7)
+    np.testing.assert_array_equal(sb3.reset(), gym.reset(seed=5)[0])
+    ends = 0
+    for _ in range(120):
+        obs, rew, done, infos = sb3.step(random_legal(rng, sb3.action_masks()))
+        gobs, grew, gterm, gtrunc, ginfo = gym.step(random_legal(rng2, gym.action_masks()))
+        np.testing.assert_array_equal(obs, gobs)
+        np.testing.assert_array_equal(rew, grew)
+        np.testing.assert_array_equal(done, gterm | gtrunc)
+        for g in np.flatnonzero(done):
+            ends += 1
+            np.testing.assert_array_equal(infos[g]["terminal_observation"], ginfo["final_obs"][g])
+            assert infos[g]["won"] == ginfo["final_info"]["won"][g]
+            assert infos[g]["opponent"] == ginfo["final_info"]["opponent"][g]
+            assert infos[g]["capped"] == gtrunc[g] and infos[g]["TimeLimit.truncated"] is False
+    assert ends > 3
+
+
+def test_seeding():
+    def run(env, seeds):
+        out = []
+        for s in seeds:
+            obs, _ = env.reset(seed=s)
+            out.append(obs)
+        return out
+
+    a = DeckGymVectorEnv("racko", num_envs=3, opponents=["random"])
+    b = DeckGymVectorEnv("racko", num_envs=3, opponents=["random"])
+    ra, rb = run(a, [4, None, None]), run(b, [4, None, None])
+    for x, y in zip(ra, rb):
+        np.testing.assert_array_equal(x, y)  # unseeded resets continue from the seeded one
+    assert not np.array_equal(ra[1], ra[2]) and not np.array_equal(ra[0], ra[1])
+    # a constructor seed is the seed of the first reset that gives none
+    c = DeckGymVectorEnv("racko", num_envs=3, opponents=["random"], seed=4)
+    np.testing.assert_array_equal(c.reset()[0], ra[0])
+    # game i is the core's game (seed, i), whatever N is
+    d = DeckGymVectorEnv("racko", num_envs=5, opponents=["random"], seat=0)
+    e = DeckGymVectorEnv("racko", num_envs=2, opponents=["random"], seat=0)
+    core = d.core
+    st = core.init(5, 8, game_ids=np.arange(5))
+    first = core.current_player(st) == 0  # no opponent moves before the learner in those games
+    np.testing.assert_array_equal(d.reset(seed=8)[0][first], core.observe(st, 0)[first])
+    np.testing.assert_array_equal(d.reset(seed=8)[0][:2][first[:2]], e.reset(seed=8)[0][first[:2]])
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(num_envs=0), "num_envs must be a positive integer"),
+    (dict(num_envs=2.5), "num_envs must be a positive integer"),
+    (dict(opponents=[3]), "opponent 0 must be an agent spec"),
+    (dict(opponents=["random", object()]), "opponent 1 must be an agent spec"),
+    (dict(opponents=["nobody"]), "unknown agent"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[1]), "one weight per opponent"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[0.5, -0.5]), "non-negative"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[np.nan, 1]), "finite"),
+    (dict(opponents=["random", "racko:bucket"], opponent_weights=[0, 0]), "positive sum"),
+    (dict(autoreset_mode=AutoresetMode.DISABLED), "not supported"),
+    (dict(autoreset_mode="later"), "autoreset_mode must be"),
+    (dict(seat=2), "seat must be None or a seat in 0..1"),
+    (dict(render_mode="human"), "render_mode"),
+    (dict(seed=-1), "seed must be"),
+    (dict(rules=game_entry("racko").make_rules(), num_players=3), "not both"),
+])
+def test_bad_arguments_fail_at_construction(bad, match):
+    kw = {"num_envs": 2, **bad}
+    with pytest.raises(ValueError, match=match):
+        DeckGymVectorEnv("racko", **kw)
+
+
+def test_bad_steps_and_resets():
+    env = DeckGymVectorEnv("racko", num_envs=3, opponents=["random"])
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="seed must be"):
+        env.reset(seed=1.5)
+    with pytest.raises(ValueError, match="options must be a dict"):
+        env.reset(options=[1])
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"deal": 3})
+    env.reset(seed=0, options={"seat": 1})
+    assert (env.learner_seat == 1).all()
+    m = env.action_masks()
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        env.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="integers"):
+        env.step(np.zeros(3))
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(np.full(3, env.core.num_actions))
+    bad = np.argmax(m, axis=1)
+    bad[1] = int(np.flatnonzero(~m[1])[0])
+    with pytest.raises(ValueError, match=f"illegal learner action {bad[1]} .* in game 1"):
+        env.step(bad)
+    env.step(np.argmax(m, axis=1))  # still usable after the refusals
+
+
+def test_a_pool_that_changes():
+    env = DeckGymVectorEnv("racko", num_envs=64, opponents=["random", "racko:bucket"], opponent_weights=[1, 3])
+    env.reset(seed=0)
+    assert 0.5 < (env.opp_of == 1).mean() < 0.95
+    k = env.add_opponent("racko:ranges", weight=0.0, name="late")
+    env.set_opponent_weights([0, 0, 1])
+    for bad in ([1, 2], [1, 1, -1], [0, 0, 0]):
+        with pytest.raises(ValueError):
+            env.set_opponent_weights(bad)
+    with pytest.raises(ValueError, match="weight"):
+        env.add_opponent("random", weight=float("nan"))
+    with pytest.raises(ValueError, match="opponent 3 must be"):
+        env.add_opponent(3)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        _, _, term, trunc, infos = env.step(random_legal(rng, env.action_masks()))
+        if (term | trunc).any():
+            break
+    # NEXT_STEP: the ended games are dealt again against the new entry, shown in the next step
+    done = term | trunc
+    assert (env.opp_of[done] == k).all()
+    _, _, _, _, infos = env.step(random_legal(rng, env.action_masks()))
+    assert set(infos["opponent"][done]) == {"late"}
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_pickle_and_deepcopy_continue_identically(game):
+    env = DeckGymVectorEnv(game, num_envs=4, opponents=["random", f"{game}:{'sequence' if game == 'racko' else 'counting'}"],
+                           features=True, shaping=0.1, render_mode="ansi")
+    env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        env.step(random_legal(rng, env.action_masks()))
+    clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    assert all(not any(type(v).__name__ == "module" for v in vars(c).values()) for c in clones)
+    runs = []
+    for e in [env] + clones:
+        r = np.random.default_rng(1)
+        runs.append([e.step(random_legal(r, e.action_masks()))[:4] for _ in range(40)] + [e.render()])
+    for other in runs[1:]:
+        for x, y in zip(runs[0][:-1], other[:-1]):
+            for p, q in zip(x, y):
+                np.testing.assert_array_equal(p, q)
+        assert runs[0][-1] == other[-1]
+
+
+def test_render_one_frame_per_game():
+    env = DeckGymVectorEnv("leastscore", num_envs=3, render_mode="rgb_array", opponents=["random"])
+    with pytest.raises(RuntimeError, match="reset"):
+        env.render()
+    env.reset(seed=0)
+    frames = env.render()
+    assert len(frames) == 3 and all(f.dtype == np.uint8 and f.ndim == 3 for f in frames)
+    assert DeckGymVectorEnv("racko", num_envs=2).render() is None
