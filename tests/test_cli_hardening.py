@@ -206,7 +206,10 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
     try:
         line = proc.stdout.readline()  # "run ...: training N learner steps": the loop has started
         assert "training" in line, line + proc.stderr.read()
-        time.sleep(3)
+        progress = runs / "r" / "progress.csv"  # SB3 writes a row after each rollout and update
+        deadline = time.monotonic() + 300
+        while (not progress.exists() or progress.stat().st_size == 0) and time.monotonic() < deadline:
+            time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
