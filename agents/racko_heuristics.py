@@ -34,6 +34,7 @@ from racko_env.plan import (  # noqa: F401  (re-exported: the planner used to li
     sequence_plan,
     plan_choices,
     draw_outlook,
+    plan_with_outlook,
     take_by_outlook,
 )
 
@@ -226,14 +227,15 @@ def _planner_decide(view: dict[str, np.ndarray], masks: np.ndarray, rules: Any, 
     """Sequence's play; with ``outlook``, the take/draw choice of lookahead instead."""
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack, phase, hand, top, masks = _view_arrays(view, masks)
-    cost, win = sequence_plan(view, rules, p)
+    rows = (phase == CHOOSE) & masks[:, TAKE] if outlook else np.zeros(phase.shape[0], bool)
+    if rows.any():
+        cost, win, look = plan_with_outlook(view, rules, rows, p, samples=int(p["outlook_samples"]) or None)
+    else:
+        cost, win = sequence_plan(view, rules, p)
     noise = rng.random(cost.shape) * 1e-6 if rng is not None else None
     take, best_slot, discard_drawn = plan_choices(cost, win, p["take_margin"], noise)
-    rows = np.flatnonzero((phase == CHOOSE) & masks[:, TAKE]) if outlook else np.zeros(0, np.int64)
-    if rows.size:
-        sub = {k: np.asarray(v)[rows] for k, v in view.items()}
-        look = draw_outlook(sub, rules, p, samples=int(p["outlook_samples"]) or None)
-        take[rows] = take_by_outlook(cost[rows], win[rows], look)
+    if rows.any():
+        take[rows] = take_by_outlook(cost[rows], win[rows], look[rows])
     return _finish(phase, masks, take, best_slot, discard_drawn)
 
 

@@ -66,8 +66,8 @@ from racko_env.core import LONGEST_RUN, PREFIX_LEN, rack_codes
 from racko_env.plan import (
     DEFAULT_SEQUENCE_PARAMS,
     best_placement,
-    draw_outlook,
     plan_choices,
+    plan_with_outlook,
     sequence_plan,
     take_by_outlook,
 )
@@ -167,19 +167,23 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
 def _plan_block(core: Any, v: dict[str, np.ndarray], out: np.ndarray, outlook: bool) -> None:
     """Fill the planner columns (see the module doc) in place: version 3 with the draw outlook."""
     b = out.shape[0]
-    cost, win = sequence_plan(v, core.rules)
+    phase, top = v["phase"], v["discard_top"]
+    look_rows = (phase == 0) & (top > 0)  # a take/draw choice: look one draw ahead
+    if outlook:
+        cost, win, look = plan_with_outlook(v, core.rules, look_rows)
+    else:
+        cost, win = sequence_plan(v, core.rules)
     delta = np.clip((cost[:, 1:] - cost[:, :1]) / 20.0, -1.0, 1.0)
     out[:, :10] = np.where(win, -1.0, delta)
     out[:, 10] = np.clip(cost[:, 0] / 50.0, 0.0, 1.0)
     take, slot, drop = plan_choices(cost, win, DEFAULT_SEQUENCE_PARAMS["take_margin"])
-    phase, top = v["phase"], v["discard_top"]
     take &= top > 0
     a0 = 11
     if outlook:
         a0 = 13
-        rows = np.flatnonzero((phase == 0) & (top > 0))  # a take/draw choice: look one draw ahead
+        rows = np.flatnonzero(look_rows)
         if rows.size:
-            look = draw_outlook({k: a[rows] for k, a in v.items()}, core.rules)
+            look = look[rows]
             take[rows] = take_by_outlook(cost[rows], win[rows], look)
             best_take = best_placement(cost[rows], win[rows])
             out[rows, 11] = np.clip(look / 50.0, 0.0, 1.0)

@@ -28,6 +28,7 @@ __all__ = [
     "sequence_plan",
     "plan_choices",
     "draw_outlook",
+    "plan_with_outlook",
     "take_by_outlook",
     "best_placement",
 ]
@@ -153,6 +154,30 @@ def _bonus_term(racks: np.ndarray, weight: float) -> np.ndarray:
 
 
 
+def _run_kernel(rack: np.ndarray, cards: np.ndarray, look_cards: np.ndarray | None, avail: np.ndarray,
+                min_run: int, p: dict[str, Any], look_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled DP (``racko_env.sequence_kernel``): full costs of ``cards (B, K)`` and the
+    best play of ``look_cards (B, L)`` (only on ``look_rows``, bool (B,), if given)."""
+    from racko_env.sequence_kernel import sequence_kernel  # numba: loaded on first use, not at import
+
+    B = rack.shape[0]
+    n = avail.shape[1] - 2
+    R = int(min_run) if min_run > 1 else 1
+    if R > PAD - 2:
+        raise ValueError(f"min_run_to_win up to {PAD - 2} is supported, got {min_run}")
+    if look_cards is None:
+        look_cards = np.zeros((B, 0), np.int64)
+    L = look_cards.shape[1]
+    ny = np.full(B, L, np.int64) if look_rows is None else np.where(look_rows, L, 0).astype(np.int64)
+    tab = _CardTables(np.asarray(avail, dtype=np.float64), p["specific_factor"])
+    V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
+    out = np.empty((B, cards.shape[1], SLOTS + 1), dtype=np.float64)
+    look = np.zeros((B, L), dtype=np.float64)
+    sequence_kernel(V, np.ascontiguousarray(cards, dtype=np.int64), np.ascontiguousarray(look_cards, dtype=np.int64),
+                    ny, tab.flat_a, tab.flat_s, tab.rowbase, tab.U, _fill_table(p), R, int(min_run), out, look)
+    return out, look
+
+
 def sequence_costs(
     rack: np.ndarray,
     card: np.ndarray,
@@ -186,21 +211,12 @@ def sequence_costs(
     card there (forward part up to the slot, backward part after it). It is compiled
     (``racko_env.sequence_kernel``), one pass per row.
     """
-    from racko_env.sequence_kernel import sequence_kernel  # numba: loaded on first use, not at import
-
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(rack, dtype=np.int64)
     card = np.asarray(card, dtype=np.int64)
     B = rack.shape[0]
-    n = avail.shape[1] - 2
-    R = int(min_run) if min_run > 1 else 1
-    if R > PAD - 2:
-        raise ValueError(f"min_run_to_win up to {PAD - 2} is supported, got {min_run}")
     K = 1 if card.ndim == 1 else card.shape[1]
-    tab = _CardTables(np.asarray(avail, dtype=np.float64), p["specific_factor"])
-    V = np.concatenate([np.zeros((B, 1), np.int64), rack, np.full((B, 1), n + 1, np.int64)], axis=1)
-    out = np.empty((B, K, SLOTS + 1), dtype=np.float64)
-    sequence_kernel(V, card.reshape(B, K), tab.flat_a, tab.flat_s, tab.rowbase, tab.U, _fill_table(p), R, out)
+    out, _ = _run_kernel(rack, card.reshape(B, K), None, avail, min_run, p)
     if bonus:
         cands = candidate_racks(np.repeat(rack, K, axis=0), card.reshape(-1))
         out -= _bonus_term(cands, p["bonus_weight"]).reshape(B, K, SLOTS + 1)
@@ -217,17 +233,19 @@ def sequence_plan(view: dict[str, np.ndarray], rules: Any, params: dict[str, flo
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(view["rack"], dtype=np.int64)
-    phase = np.asarray(view["phase"], dtype=np.int64)
-    hand = np.asarray(view["hand"], dtype=np.int64)
-    top = np.asarray(view["discard_top"], dtype=np.int64)
     n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
     bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
-    B = rack.shape[0]
-    card = np.where(phase == CHOOSE, top, hand)
+    card = _decision_card(view)
     avail = availability(view, rack, n, p["discard_weight"])
     cost = sequence_costs(rack, card, avail, min_run, bonus, p)
     win = goes_out(candidate_racks(rack, card)[:, 1:], min_run)
     return cost, win
+
+
+def _decision_card(view: dict[str, np.ndarray]) -> np.ndarray:
+    """The card the player decides about: the discard top when choosing, else the card in hand."""
+    phase = np.asarray(view["phase"], dtype=np.int64)
+    return np.where(phase == CHOOSE, np.asarray(view["discard_top"], dtype=np.int64), np.asarray(view["hand"], dtype=np.int64))
 
 
 def plan_choices(cost: np.ndarray, win: np.ndarray, take_margin: float,
@@ -266,10 +284,16 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(view["rack"], dtype=np.int64)
-    B = rack.shape[0]
     n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
     bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
     avail = availability(view, rack, n, p["discard_weight"])
+    vals, weight = _outlook_cards(avail, n, samples)
+    return _outlook_mean(_best_plays(rack, vals, avail, min_run, bonus, p), weight)
+
+
+def _outlook_cards(avail: np.ndarray, n: int, samples: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The values standing in for a blind draw (B, K) and their weights (see :func:`draw_outlook`)."""
+    B = avail.shape[0]
     unseen = avail[:, 1 : n + 1] == 1.0  # (B, n): value v + 1 could be the next draw
     count = unseen.sum(axis=1)
     if samples is None:
@@ -283,12 +307,51 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
         rank = np.minimum(((np.arange(K) + 0.5)[None, :] * count[:, None] / K).astype(np.int64), np.maximum(count - 1, 0)[:, None])
         vals = np.take_along_axis(order, rank, axis=1)
         weight = np.broadcast_to((count > 0)[:, None], (B, K)).astype(np.float64)
-    vals = np.ascontiguousarray(np.minimum(vals, n))  # rows without unseen cards: any value, weight 0
+    return np.ascontiguousarray(np.minimum(vals, n)), weight  # rows without unseen cards: any value, weight 0
+
+
+def _outlook_mean(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    return (total * weight).sum(axis=1) / np.maximum(weight.sum(axis=1), 1.0)
+
+
+def _best_plays(rack: np.ndarray, vals: np.ndarray, avail: np.ndarray, min_run: int, bonus: bool,
+                p: dict[str, Any]) -> np.ndarray:
+    """(B, K) the planner's best play of each card ``vals[:, k]``: 0 if it goes out, else the
+    cheapest of keeping the rack and each slot."""
+    B, K = vals.shape
+    if not bonus:  # the kernel takes the minimum itself, pruning every plan that cannot win it
+        return _run_kernel(rack, np.zeros((B, 0), np.int64), vals, avail, min_run, p)[1]
     cost = sequence_costs(rack, vals, avail, min_run, bonus, p)  # (B, K, 11)
     win = goes_out(candidate_racks(np.repeat(rack, K, axis=0), vals.reshape(-1))[:, 1:], min_run)
     best = np.where(win.reshape(B, K, SLOTS), 0.0, cost[:, :, 1:]).min(axis=2)
-    total = np.minimum(cost[:, :, 0], best)
-    return (total * weight).sum(axis=1) / np.maximum(weight.sum(axis=1), 1.0)
+    return np.minimum(cost[:, :, 0], best)
+
+
+def plan_with_outlook(view: dict[str, np.ndarray], rules: Any, rows: np.ndarray, params: dict[str, float] | None = None,
+                      samples: int | None = OUTLOOK_SAMPLES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sequence_plan` and, on the rows where ``rows`` (B,) is True, :func:`draw_outlook`.
+
+    One pass of the DP per rack serves both; the outlook is 0 on the other rows.
+    """
+    p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
+    rows = np.asarray(rows, dtype=bool)
+    bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
+    look = np.zeros(rows.shape[0])
+    if bonus:
+        cost, win = sequence_plan(view, rules, p)
+        r = np.flatnonzero(rows)
+        if r.size:
+            look[r] = draw_outlook({k: np.asarray(a)[r] for k, a in view.items()}, rules, p, samples)
+        return cost, win, look
+    rack = np.asarray(view["rack"], dtype=np.int64)
+    n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
+    card = _decision_card(view)
+    avail = availability(view, rack, n, p["discard_weight"])
+    vals, weight = _outlook_cards(avail, n, samples)
+    out, best = _run_kernel(rack, card[:, None], vals, avail, min_run, p, rows)
+    r = np.flatnonzero(rows)
+    look[r] = _outlook_mean(best[r], weight[r])
+    return np.minimum(out[:, 0], INF), goes_out(candidate_racks(rack, card)[:, 1:], min_run), look
 
 
 def best_placement(cost: np.ndarray, win: np.ndarray) -> np.ndarray:
