@@ -44,3 +44,29 @@ def loopback_only() -> None:
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None:
         constants.ENABLE_RAY_CLUSTER = False
+
+
+def init_ray(address: str | None, num_cpus: int | None = None, runtime_env: dict[str, Any] | None = None) -> Any:
+    """Join ``address``, or start a local Ray bound to 127.0.0.1 without a dashboard.
+
+    Workers get ``OMP_NUM_THREADS=1`` (a CPU per worker, not a thread pool each) and no
+    usage reporting, plus ``runtime_env`` (its ``env_vars`` merged). Returns the ``ray``
+    module; a Ray already initialised is reused as it is.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not address:
+        loopback_only()
+    ray = require_ray("Ray (--engine rllib, --ray)")
+    if ray.is_initialized():
+        return ray
+    extra = dict(runtime_env or {})
+    runtime_env = {**extra, "env_vars": {"OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0",
+                                         **extra.get("env_vars", {})}}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+    else:
+        # "local": always a fresh Ray of our own, never one found on this machine (another
+        # user's, or a test cluster that may stop under us)
+        ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=num_cpus,
+                 runtime_env=runtime_env, log_to_driver=False)
+    return ray

@@ -33,7 +33,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_range("--games", args.games, 1)
     rules_kwargs = _rules_kwargs(args)
 
-    progress = _progress_bar(args.games * (args.players or max(len(args.agents), 2)), "games", args.quiet)
+    players = args.players or max(len(args.agents), 2)
+    if args.ray:  # the bar counts finished chunks (Ray tasks)
+        from training.arena import chunk_bounds
+
+        bar = _progress_bar(len(chunk_bounds(args.games, players)), "chunks", args.quiet)
+        progress = (lambda games: bar(1)) if bar else None
+    else:
+        progress = _progress_bar(args.games * players, "games", args.quiet)
     report = evaluate(
         args.game,
         args.agents,
@@ -43,6 +50,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         matches=args.matches,
         rules_kwargs=rules_kwargs,
         progress=progress,
+        ray=args.ray,
     )
     print(report.table())
     if args.json:
@@ -139,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                   help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
+                        "(HOST:PORT or auto); the same results as without")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", parents=[common], formatter_class=HELP, help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")

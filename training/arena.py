@@ -8,16 +8,20 @@ round points; ties share the win (each of ``k`` tied winners scores ``1/k``).
 
 Per agent spec it reports games, win rate with a 95% Wilson interval, mean points per
 round, and an Elo-scale Bradley–Terry rating fitted on all pairwise results. The same
-seed and number of deals give the same table, bit for bit. The deals themselves depend only
-on the seed and the deal number. Agents that break ties at random (the Rack-O planners,
-``random``, sampled PPO) draw from one stream per agent, batch by batch, so deal ``i`` can
-play out differently in a run with another ``deals`` or ``batch``.
+seed, number of deals and ``batch`` give the same table, bit for bit, played here or as
+Ray tasks on a cluster (``evaluate(..., ray=True)``, ``deckgym eval ... --ray``). The deals
+themselves depend only on the seed and the deal number. They are played in fixed chunks
+of ``batch // players`` deals; agents that break ties at random (the Rack-O planners,
+``random``, sampled PPO) draw from one stream per agent and chunk, seeded from (seed,
+chunk, agent), so deal ``i`` can play out differently in a run with another ``batch``,
+or (in the last chunk) another ``deals``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -99,6 +103,102 @@ def bradley_terry_elo(pair_wins: np.ndarray, iters: int = 500) -> np.ndarray:
     return 1500.0 + 400.0 * np.log10(gamma)
 
 
+def chunk_bounds(deals: int, players: int, batch: int = 4096) -> list[tuple[int, int]]:
+    """The fixed chunks of an arena run: ``[(first deal, end), ...]`` of ``batch // players``
+    deals each (the last may be shorter). They depend on ``deals``, ``players`` and ``batch``
+    only, never on how many workers play them."""
+    per_chunk = max(1, batch // players)
+    return [(start, min(deals, start + per_chunk)) for start in range(0, deals, per_chunk)]
+
+
+def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
+               seed: int, chunk: int, first: int, end: int) -> dict[str, np.ndarray]:
+    """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
+
+    ``lineup`` is the spec per seat; ``build`` the spec each distinct agent is built from
+    (the same specs, model paths made absolute). Agent ``i`` is seeded from ``(seed, chunk, i)``,
+    so a chunk plays the same wherever and whenever it runs. Returns the chunk's tallies per
+    agent: ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``.
+    """
+    entry = game_entry(game)
+    rules = entry.make_rules(**rules_kwargs)
+    core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
+    names = list(dict.fromkeys(lineup))  # distinct specs, in order of first seat
+    agents = [make_agent(build[i], core, seed=int(np.random.SeedSequence([seed, chunk, i]).generate_state(1)[0]),
+                         game=game) for i in range(len(names))]
+    seat_agent = np.array([names.index(s) for s in lineup])  # lineup position → agent index
+    P, K = len(lineup), len(names)
+    t = {"wins": np.zeros(K), "games": np.zeros(K, dtype=np.int64), "points": np.zeros(K),
+         "rounds": np.zeros(K, dtype=np.int64), "pair": np.zeros((K, K))}
+    deal_ids = np.arange(first, end)
+    ids = np.repeat(deal_ids, P)  # each deal once per rotation: same deal, seats rotated
+    rot = np.tile(np.arange(P), len(deal_ids))
+    state = core.init(len(ids), seed, game_ids=ids)
+    # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
+    seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
+    for turn in play_out(core, state, agents, seat_owner, names=names):
+        res = turn.result
+        if res.round_over.any():
+            r = np.flatnonzero(res.round_over)
+            owners = seat_owner[turn.games[r]]
+            np.add.at(t["points"], owners.ravel(), res.round_points[r].ravel())
+            np.add.at(t["rounds"], owners.ravel(), 1)
+        done = turn.finished
+        if done.any():
+            d = np.flatnonzero(done)
+            won = res.winners[d].astype(float)
+            share = won / np.maximum(won.sum(axis=1, keepdims=True), 1)
+            owners = seat_owner[turn.games[d]]
+            np.add.at(t["wins"], owners.ravel(), share.ravel())
+            np.add.at(t["games"], owners.ravel(), 1)
+            for i in range(P):  # pairwise results for the rating (loop over seats, not games)
+                for j in range(P):
+                    if i != j:
+                        # i beats j: 1; both won: 0.5 each; both lost: no information
+                        score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
+                        np.add.at(t["pair"], (owners[:, i], owners[:, j]), score)
+    return t
+
+
+def play_chunks_on_ray(jobs: list[tuple], address: str | bool = True, max_retries: int = 3,
+                       progress: Callable[[int], None] | None = None) -> list[tuple[dict[str, np.ndarray], str]]:
+    """Play each job (the arguments of :func:`play_chunk`) as a Ray task; ``[(tallies, node id)]`` in job order.
+
+    ``address``: ``True`` for a local Ray (127.0.0.1), else a cluster address such as
+    ``"auto"`` or ``"10.0.0.5:6379"``; a Ray already initialised is used as it is. A task
+    whose worker dies is run again (up to ``max_retries`` times): its chunk is seeded, so
+    the retry plays exactly the same games. ``progress(games)`` is called once per finished chunk.
+    """
+    from agents.rllib_support import init_ray
+
+    ray = init_ray(None if address is True else str(address))
+
+    @ray.remote(num_cpus=1, max_retries=max_retries)
+    def remote_chunk(*job: Any) -> tuple[dict[str, np.ndarray], str]:
+        return play_chunk(*job), ray.get_runtime_context().get_node_id()
+
+    refs = [remote_chunk.remote(*job) for job in jobs]
+    index = {ref: i for i, ref in enumerate(refs)}
+    results: list[Any] = [None] * len(refs)
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            results[index[ref]] = ray.get(ref)
+            if progress:
+                _, _, _, lineup, _, _, _, first, end = jobs[index[ref]]
+                progress((end - first) * len(lineup))
+    return results
+
+
+def _build_spec(spec: str) -> str:
+    """The spec a worker builds: model paths made absolute (its working directory may differ)."""
+    for prefix in ("ppo:", "rllib:"):
+        if spec.startswith(prefix):
+            return prefix + os.path.abspath(spec[len(prefix):])
+    return spec
+
+
 def evaluate(
     game: str,
     specs: list[str],
@@ -109,12 +209,18 @@ def evaluate(
     rules_kwargs: dict[str, Any] | None = None,
     batch: int = 4096,
     progress: Callable[[int], None] | None = None,
+    ray: str | bool | None = None,
 ) -> ArenaReport:
     """Play ``deals`` duplicate deals among ``specs`` and report per agent spec.
 
     Agents fill the seats in order; with fewer specs than ``players`` the last spec fills
     the remaining seats (``ppo:m.zip racko:sequence --players 4``: one PPO, three
     sequence players). ``progress(n)`` is called with the number of games just finished.
+
+    The deals are played in fixed chunks (:func:`chunk_bounds`), here one after the other,
+    or with ``ray`` (``True``: a local Ray; or a cluster address) as Ray tasks spread over
+    the cluster, ``progress`` then called once per finished chunk. Both give the same
+    report, bit for bit.
     """
     entry = game_entry(game)
     if not specs:
@@ -124,51 +230,29 @@ def evaluate(
     num_players = players if players is not None else max(len(specs), 2)
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents for {num_players} players: give at most one agent per seat")
-    rules = entry.make_rules(num_players=num_players, **(rules_kwargs or {}))
-    core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
+    rules_kwargs = {**(rules_kwargs or {}), "num_players": num_players}
+    rules = entry.make_rules(**rules_kwargs)
     lineup = list(specs) + [specs[-1]] * (num_players - len(specs))
     names = list(dict.fromkeys(lineup))  # distinct specs, in order of first seat
-    agents = [make_agent(s, core, seed=int(np.random.SeedSequence([seed, i]).generate_state(1)[0]), game=game)
-              for i, s in enumerate(names)]
-    seat_agent = np.array([names.index(s) for s in lineup])  # lineup position → agent index
-
-    P, K = num_players, len(names)
-    wins = np.zeros(K)
-    games = np.zeros(K, dtype=np.int64)
-    points = np.zeros(K)
-    rounds = np.zeros(K, dtype=np.int64)
-    pair = np.zeros((K, K))
-    per_chunk = max(1, batch // P)
-    for start in range(0, deals, per_chunk):
-        deal_ids = np.arange(start, min(deals, start + per_chunk))
-        ids = np.repeat(deal_ids, P)  # each deal once per rotation: same deal, seats rotated
-        rot = np.tile(np.arange(P), len(deal_ids))
-        state = core.init(len(ids), seed, game_ids=ids)
-        # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
-        seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
-        for turn in play_out(core, state, agents, seat_owner, names=names):
-            res = turn.result
-            if res.round_over.any():
-                r = np.flatnonzero(res.round_over)
-                owners = seat_owner[turn.games[r]]
-                np.add.at(points, owners.ravel(), res.round_points[r].ravel())
-                np.add.at(rounds, owners.ravel(), 1)
-            done = turn.finished
-            if done.any():
-                d = np.flatnonzero(done)
-                won = res.winners[d].astype(float)
-                share = won / np.maximum(won.sum(axis=1, keepdims=True), 1)
-                owners = seat_owner[turn.games[d]]
-                np.add.at(wins, owners.ravel(), share.ravel())
-                np.add.at(games, owners.ravel(), 1)
-                for i in range(P):  # pairwise results for the rating (loop over seats, not games)
-                    for j in range(P):
-                        if i != j:
-                            # i beats j: 1; both won: 0.5 each; both lost: no information
-                            score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
-                            np.add.at(pair, (owners[:, i], owners[:, j]), score)
-                if progress:
-                    progress(len(d))
+    build = [_build_spec(s) for s in names]
+    core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
+    for spec in build:  # a bad spec or model fails here, at once, not in a worker
+        make_agent(spec, core, game=game)
+    jobs = [(game, rules_kwargs, matches, lineup, build, seed, k, first, end)
+            for k, (first, end) in enumerate(chunk_bounds(deals, num_players, batch))]
+    if ray:
+        tallies = [t for t, _ in play_chunks_on_ray(jobs, ray, progress=progress)]
+    else:
+        tallies = []
+        for job in jobs:
+            tallies.append(play_chunk(*job))
+            if progress:
+                progress((job[8] - job[7]) * num_players)
+    # summed in chunk order, whatever order the chunks finished in: the same floats every time
+    total = {key: np.array(v) for key, v in tallies[0].items()}  # own, writable copies (Ray returns read-only views)
+    for t in tallies[1:]:
+        total = {key: total[key] + t[key] for key in total}
+    wins, games, points, rounds, pair = (total[k] for k in ("wins", "games", "points", "rounds", "pair"))
     np.fill_diagonal(pair, 0.0)
     ratings = bradley_terry_elo(pair)
     report = ArenaReport(game, repr(rules), lineup, deals, seed, matches)

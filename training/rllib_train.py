@@ -27,7 +27,7 @@ import shutil
 import time
 from typing import Any
 
-from agents.rllib_support import require_ray
+from agents.rllib_support import init_ray, require_ray  # noqa: F401  (init_ray: re-exported)
 
 MODULE_ID = "shared"
 
@@ -82,29 +82,6 @@ def check_args(args: argparse.Namespace) -> Any:
         plan.run_name = plan.run_name.replace("__ppo__", "__rllib__", 1)
         plan.run_dir = os.path.join(args.runs, plan.run_name)
     return plan
-
-
-def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
-    """Join ``address``, or start a local Ray bound to 127.0.0.1 without a dashboard.
-
-    Workers get ``OMP_NUM_THREADS=1`` (a CPU per worker, not a thread pool each) and no
-    usage reporting. Returns the ``ray`` module; a Ray already initialised is reused.
-    """
-    from agents.rllib_support import loopback_only
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if not address:
-        loopback_only()
-    ray = require_ray("training with --engine rllib")
-    if ray.is_initialized():
-        return ray
-    runtime_env = {"env_vars": {"OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}}
-    if address:
-        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
-    else:
-        ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=num_cpus,
-                 runtime_env=runtime_env, log_to_driver=False)
-    return ray
 
 
 def parse_pool(text: str | None) -> list[tuple[str, float]]:
