@@ -247,8 +247,6 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
 
 # --------------------------------------------------------------------------- policy
 
-_EYE = np.eye(NUM_RANKS, dtype=np.int64)
-_DISCARD_SLOTS = pl.DISCARD_SLOTS.astype(np.int64)  # (31, 5)
 
 
 def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07,
@@ -263,6 +261,8 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
     ``play_on`` (utility of the best discard, or of the best draw in the draw phase) and
     ``values`` (B, 38): each legal action's utility (−inf elsewhere; declare holds ``declare``).
     """
+    from leastscore_env.plan_kernels import dp_option_values  # numba: loaded on first use
+
     masks = np.asarray(masks, dtype=bool)
     d = pl.decode(view)
     b = masks.shape[0]
@@ -274,6 +274,11 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
     floor_rank = np.where(d["floor_ok"], pl.CARD_RANK[np.maximum(d["floor"], 0)], 0)[:, :nf]
     floor_ok = d["floor_ok"][:, :nf]
     draw = pl._draw_phase(masks)
+    counts = np.ascontiguousarray(d["hand_counts"], dtype=np.int64)
+    hand = np.ascontiguousarray(d["hand"], dtype=np.int64)
+    rank_p = np.ascontiguousarray(d["pool_rank_p"], dtype=np.float64)
+    floor_rank = np.ascontiguousarray(floor_rank, dtype=np.int64)
+    floor_ok = np.ascontiguousarray(floor_ok)
     for P in np.unique(live):  # a loop over player counts, not games
         rows = np.flatnonzero(live == P)
         if P < 2:
@@ -284,26 +289,10 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
                 continue
             pos = turn[phase_rows] % P
             n = np.minimum(turn[phase_rows] // P + 1, NMAX)
-            xb = X[pos, n]  # (r, H): worth of each hand right after this turn
-            counts = d["hand_counts"][phase_rows]
-            if is_draw:  # draw phase (L4): the deck, or one floor card, onto the kept hand
-                kept = hand_index(counts)[:, None]
-            else:  # discard phase: each group (legal ones are kept below), then the best draw
-                hand = d["hand"][phase_rows]
-                ranks = np.where((hand >= 0)[:, :, None], _EYE[pl.CARD_RANK[np.maximum(hand, 0)]], 0)  # (r, 5, 13)
-                removed = np.einsum("ks,bsr->bkr", _DISCARD_SLOTS, ranks)  # ranks each discard action removes
-                kept = hand_index(np.maximum(counts[:, None, :] - removed, 0))  # (r, 31)
-            nxt = ADD[kept]  # (r, K, 13)
-            xv = np.take_along_axis(xb[:, None, :], np.maximum(nxt, 0).reshape(len(phase_rows), 1, -1), axis=2)
-            xv = np.where(nxt >= 0, xv.reshape(nxt.shape), 0.0)
-            deck = (xv * d["pool_rank_p"][phase_rows][:, None, :]).sum(axis=2)  # (r, K)
-            fl = np.take_along_axis(xv, np.broadcast_to(floor_rank[phase_rows][:, None, :], kept.shape + (nf,)), axis=2)
-            fl = np.where(floor_ok[phase_rows][:, None, :], fl, -np.inf)  # (r, K, F)
-            if is_draw:
-                values[phase_rows, pl.DRAW_DECK] = deck[:, 0]
-                values[phase_rows, pl.FLOOR0:pl.FLOOR0 + nf] = fl[:, 0]
-            else:
-                values[phase_rows, :pl.NUM_DISCARDS] = np.maximum(deck, fl.max(axis=2, initial=-np.inf))
+            # each discard's kept hand (or, drawing, the hand), then the deck (odds of the
+            # unseen pool) or one floor card onto it, valued by X[pos, n] (worth right after the turn)
+            dp_option_values(X, phase_rows, pos, n, counts, hand, rank_p, floor_rank, floor_ok, is_draw, CODES, ADD,
+                             _BASE, pl.DISCARD_SLOTS, pl.CARD_RANK, pl.DRAW_DECK, pl.FLOOR0, values)
     values = np.where(masks, values, -np.inf)
     play_u = values[:, :pl.DECLARE].max(axis=1, initial=-np.inf)
     play_u = np.where(draw, values[:, pl.DRAW_DECK:].max(axis=1, initial=-np.inf), play_u)

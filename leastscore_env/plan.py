@@ -232,6 +232,12 @@ def unknown_sum_pmfs(p: np.ndarray, kmax: int, select: np.ndarray | None = None)
     With ``select`` (ints, ``p``'s leading shape) only the distribution for k = ``select``
     is kept: ``(..., MAX_SUM + 1)``, without storing the others.
     """
+    if select is not None:  # compiled: one row at a time, each only as far as it needs
+        from leastscore_env.plan_kernels import unknown_sum_pmf_select
+
+        flat = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, p.shape[-1])
+        sel = np.broadcast_to(np.asarray(select, dtype=np.int64), p.shape[:-1]).reshape(-1)
+        return unknown_sum_pmf_select(flat, np.minimum(sel, kmax), MAX_SUM).reshape(p.shape[:-1] + (MAX_SUM + 1,))
     dist = np.zeros(p.shape[:-1] + (MAX_SUM + 1,))
     dist[..., 0] = 1.0
     if select is None:
