@@ -35,7 +35,6 @@ __all__ = ["PlaySession", "play", "Move"]
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help", "moves"}
 _SUIT_ASCII = str.maketrans({"\u2663": "c", "\u2666": "d", "\u2665": "h", "\u2660": "s"})
-SUIT_SYMBOLS = "\u2663\u2666\u2665\u2660"
 
 
 def _can_encode(text: str, encoding: str) -> bool:
@@ -410,22 +409,17 @@ class PlaySession:
         self.text = _TEXTS[self.game](self.core)
         self.input_fn = input_fn
         self.output = output if output is not None else sys.stdout
-        # A terminal whose encoding has no suit symbols (ascii, latin-1) gets letters instead.
-        self.encoding = getattr(self.output, "encoding", None) or "utf-8"
-        self.text.symbols = _can_encode(SUIT_SYMBOLS, self.encoding)
+        encoding = getattr(self.output, "encoding", None) or "utf-8"
+        self.encoding = encoding if _can_encode("", encoding) else "ascii"
+        self.text.symbols = _can_encode("\u2663\u2666\u2665\u2660", self.encoding)  # else letters
         self.state: Any = None
         self.events: list[str] = []
         self.round = 1
 
     # -- io --------------------------------------------------------------------------------------
     def _printable(self, text: str) -> str:
-        """``text`` as the output's encoding can print it (any character it lacks becomes ``?``)."""
-        if _can_encode(text, self.encoding):
-            return text
-        try:
-            return text.encode(self.encoding, "replace").decode(self.encoding)
-        except LookupError:
-            return text.encode("ascii", "replace").decode("ascii")
+        """``text`` as the output's encoding can print it (a character it lacks becomes ``?``)."""
+        return text.encode(self.encoding, "replace").decode(self.encoding)
 
     def say(self, line: str = "") -> None:
         self.output.write(self._printable(line + "\n"))
