@@ -1,6 +1,7 @@
 """Least Score heuristic agents (agents/leastscore_heuristics.py): obvious moves, legality,
 reproducibility and a short ladder in the arena. Rule ids (L4, L5, L7, L8) are RULES.md's."""
 
+import functools
 import itertools
 
 import numpy as np
@@ -19,11 +20,11 @@ from agents.leastscore_heuristics import (
 from agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
+from tests.conftest import make_core
 from training.arena import evaluate
 
 
-def make_core(players=4):
-    return LeastScoreCore(LeastScoreRules(num_players=players, first_player="seat0"))
+make = functools.partial(make_core, "leastscore", first_player="seat0")  # make(players)
 
 
 def position(core, hands, floor, deck=(), script=()):
@@ -67,7 +68,7 @@ def single(slot):
     ],
 )
 def test_greedy_discards_the_largest_legal_group(hand, best):
-    core = make_core(2)
+    core = make(2)
     state = position(core, [hand, ["5C"]], ["6D"])
     a, mask = decide(GreedyAgent(core), core, state)
     got = discarded(hand, a)
@@ -80,7 +81,7 @@ def test_greedy_discards_the_largest_legal_group(hand, best):
 
 
 def test_greedy_takes_a_low_floor_card_and_leaves_a_high_one():
-    core = make_core(2)
+    core = make(2)
     hand = ["9C", "10D", "QH", "KS", "8C"]
     state = position(core, [hand, ["5C"]], ["AC"], script=[single(4)])  # throw the K, then draw
     a, _ = decide(GreedyAgent(core), core, state)
@@ -91,7 +92,7 @@ def test_greedy_takes_a_low_floor_card_and_leaves_a_high_one():
 
 
 def test_greedy_takes_a_floor_card_that_makes_a_pair():
-    core = make_core(2)
+    core = make(2)
     hand = ["9C", "10D", "QH", "KS", "2C"]
     state = position(core, [hand, ["5C"]], ["QD"], script=[single(4)])  # throw K, keep Q
     a, _ = decide(GreedyAgent(core), core, state)
@@ -112,7 +113,7 @@ def declare_position(core, opp_card):
 
 
 def test_greedy_declares_a_tiny_hand_and_not_a_big_one():
-    core = make_core(2)
+    core = make(2)
     state = declare_position(core, "9C")
     a, mask = decide(GreedyAgent(core), core, state)
     assert mask[DECLARE] and a == DECLARE
@@ -125,7 +126,7 @@ def test_greedy_declares_a_tiny_hand_and_not_a_big_one():
 
 
 def test_counting_does_not_declare_when_an_opponent_is_known_lower():
-    core = make_core(2)
+    core = make(2)
     low = declare_position(core, "AC")  # seat 1 holds exactly AC (1) < 4
     view = core.obs_view(core.observe(low, core.current_player(low)))
     assert view["opp_known"][0, 0].sum() == 1 and view["opp_hand_size"][0, 0] == 1
@@ -136,7 +137,7 @@ def test_counting_does_not_declare_when_an_opponent_is_known_lower():
 
 
 def test_counting_declares_when_every_opponent_is_known_higher():
-    core = make_core(2)
+    core = make(2)
     safe = declare_position(core, "9C")  # seat 1 holds exactly 9C (9) > 4
     a, mask = decide(CountingAgent(core), core, safe)
     assert mask[DECLARE] and a == DECLARE
@@ -177,7 +178,7 @@ def test_counting_declare_risk_grows_with_unknown_low_cards():
 
 def test_best_group_value_matches_the_core_legal_groups():
     """The lookahead's group values agree with the core's L5 masks (flush hands aside)."""
-    core = make_core(4)
+    core = make(4)
     state = core.init(512, seed=3)
     rnd = RandomAgent(core, seed=0)
     checked = 0
@@ -219,7 +220,7 @@ def test_every_action_is_legal_over_whole_rounds(players):
 
 
 def test_same_seed_same_actions():
-    core = make_core(4)
+    core = make(4)
     for agent_cls in (GreedyAgent, CountingAgent):
         s = core.init(256, seed=11)
         a1, a2 = agent_cls(core, seed=5), agent_cls(core, seed=5)

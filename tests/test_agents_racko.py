@@ -27,49 +27,14 @@ from agents.registry import make_agent
 from deckgym.playout import play_out
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoCore
 from racko_env.rules import RackoRules
+from tests.conftest import racko_view, slot
 from tests.oracles.racko_plan import sequence_costs_reference
 
 DECIDERS = {"bucket": bucket_decide, "ranges": ranges_decide, "sequence": sequence_decide}
 
 
-def slot(i: int) -> int:
-    """Action putting the card in hand into slot i (1-based)."""
-    return 1 + i
-
-
-def view_of(rack, phase, hand=0, top=0, rules=None, in_discard=(), opp_known=()):
-    """A one-game decoded view plus its legal mask (R4: the mask depends on the phase only)."""
-    rules = rules or RackoRules()
-    n, p = rules.deck_size, rules.num_players
-    disc = np.zeros((1, n + 1), bool)
-    disc[0, list(in_discard) + ([top] if top else [])] = True
-    opp = np.zeros((1, p - 1, 10), np.int64)
-    for k, c in enumerate(opp_known):
-        opp[0, 0, k] = c
-    view = {
-        "rack": np.array([rack], np.int64),
-        "phase": np.array([phase]),
-        "hand": np.array([hand]),
-        "discard_top": np.array([top]),
-        "opp_known": opp,
-        "seen": disc.copy(),
-        "in_discard": disc,
-        "draw_size": np.array([5]),
-        "discard_size": np.array([disc.sum()]),
-        "scores": np.zeros((1, p), np.int64),
-        "turn": np.array([10]),
-    }
-    mask = np.zeros((1, 13), bool)
-    if phase == CHOOSE:
-        mask[0, [DRAW, TAKE]] = True
-    else:
-        mask[0, 2:12] = True
-        mask[0, DISCARD_DRAWN] = phase == PLACE_DRAWN
-    return view, mask, rules
-
-
 def decide(name, *args, **kwargs):
-    view, mask, rules = view_of(*args, **kwargs)
+    view, mask, rules = racko_view(*args, **kwargs)
     return int(DECIDERS[name](view, mask, rules, np.random.default_rng(0))[0])
 
 

@@ -1,17 +1,18 @@
 """Least Score core: batch invariants under random play (hypothesis), no hidden
 information in observations, reproducibility whatever B, mixed-phase batches, auto-reset."""
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import NUM_CARDS
+from tests.conftest import make_core
 
 
-def make(players=4, episode="round", **kw):
-    return LeastScoreCore(LeastScoreRules(num_players=players, **kw), episode=episode)
+make = functools.partial(make_core, "leastscore")  # make(players, episode, reward, **rules)
 
 
 def card_lists(core, s, b):

@@ -9,7 +9,7 @@ import pytest
 import leastscore_env.dp as dp
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.plan import CARD_RANK, DECLARE, DISCARD_SLOTS, NUM_DISCARDS, RANK_VALUE
-from tests.test_leastscore_plan import _mask, _random_play, _view
+from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 
 def _counts(ranks):
@@ -61,7 +61,7 @@ def test_kept_hands_equal_the_cores_legal_discards(P):
     # table lists for that hand, and the table lists nothing the core forbids
     kept = dp.kept_table((3, 5))
     checked = 0
-    for core, obs, m in _random_play(P, steps=80):
+    for core, obs, m in leastscore_random_play(P, steps=80):
         v = core.obs_view(obs)
         for b in np.flatnonzero(v["phase"] == 0):
             hand = v["hand"][b]
@@ -120,23 +120,23 @@ def test_values_satisfy_the_bellman_equations():
 
 
 def test_L8_dp_declares_a_sure_win_and_not_a_sure_loss():
-    win = _view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
-    plan = dp.dp_plan(win, _mask())
+    win = leastscore_view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
+    plan = dp.dp_plan(win, leastscore_mask())
     assert plan["action"][0] == DECLARE and plan["declare"][0] == pytest.approx(1.0)
-    lose = _view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
-    plan = dp.dp_plan(lose, _mask(), lam=0.08)
+    lose = leastscore_view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
+    plan = dp.dp_plan(lose, leastscore_mask(), lam=0.08)
     assert plan["action"][0] != DECLARE
     assert plan["declare"][0] == pytest.approx(-0.08 * 38.0)  # L8: 20 + (19 - 1) for sure
 
 
 def test_dp_keeps_the_low_card_and_takes_a_low_floor_card():
     # hand A + K, discard phase: throwing the king beats throwing the ace
-    v = _view([0, 48], turn=1)
+    v = leastscore_view([0, 48], turn=1)
     m = np.zeros((1, 38), bool)
     m[0, 0] = m[0, 1] = True  # slot 0 = ace, slot 1 = king
     assert dp.dp_plan(v, m)["action"][0] == 1
     # draw phase with an ace on the floor: take it rather than a deck card
-    v = _view([48], turn=1)
+    v = leastscore_view([48], turn=1)
     v["floor"] = np.array([[1, -1, -1, -1, -1]])
     m = np.zeros((1, 38), bool)
     m[0, 32] = m[0, 33] = True
@@ -149,7 +149,7 @@ def test_dp_agent_plays_legal_moves_deterministically(P):
     from agents.registry import make_agent
     a1 = a2 = a3 = None
     differ = 0
-    for core, obs, m in _random_play(P, steps=60):
+    for core, obs, m in leastscore_random_play(P, steps=60):
         if a1 is None:
             a1 = make_agent("leastscore:dp", core, seed=0, game="leastscore")
             a2 = make_agent("leastscore:dp", core, seed=99, game="leastscore")
@@ -192,7 +192,7 @@ def test_features_v3_hold_dp_decision(P):
     import leastscore_env.features as F
     from agents.leastscore_heuristics import DPAgent
     assert F.FEATURES_VERSION == 3
-    for core, obs, m in _random_play(P, steps=40):
+    for core, obs, m in leastscore_random_play(P, steps=40):
         f3 = F.derived_features(core, obs, version=3)
         n1 = F.num_features(core, 1)
         assert f3.shape == (obs.shape[0], F.num_features(core, 3)) == (obs.shape[0], F.num_features(core, 2))
@@ -223,7 +223,7 @@ def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
     assert meta["features_version"] == 3 and meta["game"] == "leastscore" and meta["num_players"] == 4
     agree = total = 0
     model = teacher = None
-    for core, obs, m in _random_play(4, steps=40):
+    for core, obs, m in leastscore_random_play(4, steps=40):
         if model is None:
             model, teacher = PPOAgent(core, path=path), DPAgent(core)
             assert model.inputs(obs).shape[1] == core.obs_size + F.num_features(core, 3)

@@ -9,6 +9,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from deckgym.aec import IllegalActionError
 from leastscore_env import LeastScoreCore, LeastScoreRules, env, raw_env
+from tests.conftest import aec_random_action
 
 FIXED = {
     "hands": [["AC", "AD", "2C", "3C", "KC"], ["AH", "2D", "4C", "4D", "KD"], ["AS", "2H", "4H", "5D", "KH"]],
@@ -16,15 +17,6 @@ FIXED = {
     "deck": ["3D", "5C", "5H"],
     "first_player": 0,
 }
-
-
-def random_legal(e, rng):
-    """A random legal action for the agent to act, or None for a dead step."""
-    ag = e.agent_selection
-    if e.terminations[ag] or e.truncations[ag]:
-        return None
-    mask = e.observe(ag)["action_mask"]
-    return int(rng.choice(np.flatnonzero(mask)))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"num_players": 2}, {"num_players": 5, "episode": "match", "elimination_score": 25}])
@@ -68,7 +60,7 @@ def test_aec_plays_the_same_game_as_the_core():
         obs = e.observe(agent)
         np.testing.assert_array_equal(obs["observation"], core.observe(s, seat)[0])
         np.testing.assert_array_equal(obs["action_mask"].astype(bool), core.legal_action_mask(s)[0])
-        a = random_legal(e, rng)
+        a = aec_random_action(e, rng)
         e.step(a)
         core.step(s, np.array([a]))
         steps += 1
@@ -80,13 +72,13 @@ def test_pickling_mid_game_continues_identically():
     e.reset(seed=9)
     rng = np.random.default_rng(1)
     for _ in range(15):
-        e.step(random_legal(e, rng))
+        e.step(aec_random_action(e, rng))
     e2 = pickle.loads(pickle.dumps(e))
     for _ in range(40):
         if not e.agents:
             break
         ag = e.agent_selection
-        a = random_legal(e, rng)
+        a = aec_random_action(e, rng)
         e.step(a)
         e2.step(a)
         assert e.agent_selection == e2.agent_selection
@@ -227,7 +219,7 @@ def test_match_win_rewards_pay_eliminated_agents_before_they_leave():
                 truncated |= trunc
                 e.step(None)
                 continue
-            e.step(random_legal(e, rng))
+            e.step(aec_random_action(e, rng))
             for a in e.possible_agents:  # this step's rewards
                 if a in e.rewards:
                     total[a] += e.rewards[a]

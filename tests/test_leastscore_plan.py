@@ -21,37 +21,13 @@ from leastscore_env.plan import (
     opponent_total_cdf,
     unknown_sum_pmfs,
 )
-
-
-def _view(hand, opp_known=(), opp_size=(5, 5, 5), seen=(), turn=8, P=4):
-    """A hand-built obs_view (B = 1, discard phase, declaring legal)."""
-    def mask(cards):
-        m = np.zeros((1, 52), bool)
-        m[0, list(cards)] = True
-        return m
-    ok = np.zeros((1, P - 1, 52), bool)
-    for o, cards in enumerate(opp_known):
-        ok[0, o, list(cards)] = True
-    return {
-        "hand": np.array([sorted(hand) + [-1] * (5 - len(hand))]), "hand_mask": mask(hand),
-        "floor": np.full((1, 5), -1), "discard": mask(()), "seen": mask(seen), "dead": mask(seen),
-        "opp_known": ok, "opp_hand_size": np.array([list(opp_size)]), "alive": np.ones((1, P), bool),
-        "phase": np.array([0]), "can_declare": np.array([True]), "deck_size": np.array([30]),
-        "turn": np.array([turn]),
-    }
-
-
-def _mask(hand_n=2):
-    m = np.zeros((1, 38), bool)
-    m[0, 0] = m[0, 1] = True  # two singles
-    m[0, DECLARE] = True
-    return m
+from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 
 def test_L8_declare_with_a_tiny_hand_against_known_high_opponents():
     # ace + 2 (total 3) vs opponents whose every card is known and high: success is certain (L8)
-    v = _view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
-    plan = expect_plan(v, _mask())
+    v = leastscore_view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
+    plan = expect_plan(v, leastscore_mask())
     assert plan["success"][0] == pytest.approx(1.0)
     assert plan["points"][0] == pytest.approx(0.0)
     assert plan["action"][0] == DECLARE
@@ -60,8 +36,8 @@ def test_L8_declare_with_a_tiny_hand_against_known_high_opponents():
 def test_L8_no_declare_when_an_opponent_is_known_lower():
     # our 9 + 10 = 19 against an opponent holding a known ace (size 1): a false declaration
     # (L8) costs 20 + (19 - 1) = 38 for sure
-    v = _view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
-    plan = expect_plan(v, _mask())
+    v = leastscore_view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
+    plan = expect_plan(v, leastscore_mask())
     assert plan["success"][0] == pytest.approx(0.0)
     assert plan["points"][0] == pytest.approx(38.0)
     assert plan["action"][0] != DECLARE
@@ -69,7 +45,7 @@ def test_L8_no_declare_when_an_opponent_is_known_lower():
 
 def test_L8_tie_counts_for_the_declarer():
     # total 5 (ace + 4) vs an opponent with a known 5 only: tie -> success with tie_wins (L8)
-    v = _view([0, 12], opp_known=[[17], [36, 37], [40, 41]], opp_size=(1, 2, 2))
+    v = leastscore_view([0, 12], opp_known=[[17], [36, 37], [40, 41]], opp_size=(1, 2, 2))
     assert declare_outlook(decode(v), np.array([2]), tie_wins=True)["success"][0] == pytest.approx(1.0)
     out = declare_outlook(decode(v), np.array([2]), tie_wins=False)
     assert out["success"][0] == pytest.approx(0.0)
@@ -86,7 +62,7 @@ def test_opponent_cdf_exact_on_known_and_one_unknown_card():
     # opponent 0: known 10 (K) + 1 unknown card; pool = everything not seen. With skew 0 the
     # unknown card is a uniform pool card, so P(total <= 11) = P(unknown is an ace) = 4/pool_aces
     hand = [48, 49]  # two kings in our hand
-    v = _view(hand, opp_known=[[50], [], []], opp_size=(2, 5, 5))
+    v = leastscore_view(hand, opp_known=[[50], [], []], opp_size=(2, 5, 5))
     d = decode(v)
     cdf = opponent_total_cdf(d, np.zeros((1, 3)))
     pool = d["pool"][0]
@@ -122,19 +98,6 @@ def test_unknown_sum_pmfs_match_brute_force_enumeration():
     np.testing.assert_array_equal(sel, np.take_along_axis(pm, k[..., None, None], axis=2)[..., 0, :])
 
 
-def _random_play(P, steps=120, B=64, seed=7):
-    core = LeastScoreCore(LeastScoreRules(num_players=P), episode="round")
-    st = core.init(B, seed=seed)
-    rng = np.random.default_rng(3)
-    for _ in range(steps):
-        cp = core.current_player(st)
-        obs = core.observe(st, cp)
-        m = core.legal_action_mask(st)
-        yield core, obs, m
-        res = core.step(st, core.sample_legal(m, rng))
-        core.reset_where(st, res.terminated | res.truncated)
-
-
 # sha256[:16] of counting actions, greedy actions and v1 features over _random_play, computed
 # with the code before the move to leastscore_env/plan.py (commit 8cab481)
 REFERENCE = {4: ("60044969710b81fb", "5c43185cc2b876b4", "5f09565c5aa60801"),
@@ -144,7 +107,7 @@ REFERENCE = {4: ("60044969710b81fb", "5c43185cc2b876b4", "5f09565c5aa60801"),
 @pytest.mark.parametrize("P", [4, 2])
 def test_counting_greedy_and_features_v1_bit_identical(P):
     ha, hg, hf = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
-    for core, obs, m in _random_play(P):
+    for core, obs, m in leastscore_random_play(P):
         v = core.obs_view(obs)
         ha.update(counting_actions(v, m).astype(np.int64).tobytes())
         hg.update(greedy_actions(v, m).astype(np.int64).tobytes())
@@ -155,7 +118,7 @@ def test_counting_greedy_and_features_v1_bit_identical(P):
 @pytest.mark.parametrize("P", [4, 3])
 def test_features_v2_shape_and_expect_one_hot(P):
     from agents.leastscore_heuristics import ExpectAgent
-    for i, (core, obs, m) in enumerate(_random_play(P, steps=40)):
+    for i, (core, obs, m) in enumerate(leastscore_random_play(P, steps=40)):
         f2 = F.derived_features(core, obs, version=2)
         f1 = F.derived_features(core, obs, version=1)
         n1 = F.num_features(core, 1)

@@ -1,20 +1,21 @@
 """Least Score rules L1-L10 (RULES.md) on hand-built deals, cards, the rules object and
 the L5 lookup table against a straightforward reference implementation."""
 
+import functools
 from itertools import combinations
 
 import numpy as np
 import pytest
 
-from leastscore_env import LeastScoreCore, LeastScoreRules, card_str, card_value, parse_card
+from leastscore_env import LeastScoreRules, card_str, card_value, parse_card
 from leastscore_env.cards import RANK, SUIT, VALUE
-
-DECLARE, DRAW_DECK, FLOOR0 = 31, 32, 33
+from leastscore_env.core import DECLARE, DRAW_DECK
+from leastscore_env.core import TAKE_FLOOR as FLOOR0
+from tests.conftest import make_core
 
 
 # ------------------------------------------------------------------ helpers
-def make(players=4, episode="round", reward="win", **kw):
-    return LeastScoreCore(LeastScoreRules(num_players=players, **kw), episode=episode, reward=reward)
+make = functools.partial(make_core, "leastscore")  # make(players, episode, reward, **rules)
 
 
 def dealt(core, hands, floor=None, deck=(), first=0, scores=None, seed=0):

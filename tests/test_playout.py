@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from deckgym.playout import act_by_owner, play_out
-from deckgym.registration import game
+from tests.conftest import make_core
 
 
 class FirstLegal:
@@ -35,11 +35,6 @@ class Illegal(FirstLegal):
 
     def act(self, obs, mask):
         return np.argmin(mask, axis=1).astype(np.int64)  # the first illegal action
-
-
-def make_core(name="racko", players=3, **core_kwargs):
-    g = game(name)
-    return g.make_core(g.make_rules(num_players=players), **core_kwargs)
 
 
 def trajectories(turns, batch):

@@ -10,11 +10,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from deckgym.aec import IllegalActionError
 from racko_env import RackoCore, RackoRules, env, raw_env
-
-
-def random_legal(obs, rng) -> int:
-    legal = np.flatnonzero(obs["action_mask"])
-    return int(legal[rng.integers(len(legal))])
+from tests.conftest import random_legal
 
 
 @pytest.mark.parametrize("kw", [{"num_players": 2}, {"num_players": 3, "bonus": True},
@@ -55,7 +51,7 @@ def test_aec_and_core_play_the_same_game():
         assert agent == f"player_{seat}"
         np.testing.assert_array_equal(obs["observation"], core.observe(st, seat)[0])
         np.testing.assert_array_equal(obs["action_mask"], core.legal_action_mask(st)[0].astype(np.int8))
-        a = random_legal(obs, rng)
+        a = random_legal(obs["action_mask"], rng)
         e.step(a)
         res = core.step(st, np.array([a]))
         for i, ag in enumerate(e.possible_agents):
@@ -68,7 +64,7 @@ def test_pickling_mid_game_continues_identically():
     e.reset(seed=5)
     rng = np.random.default_rng(0)
     for _ in range(11):
-        e.step(random_legal(e.last()[0], rng))
+        e.step(random_legal(e.last()[0]["action_mask"], rng))
     e2 = pickle.loads(pickle.dumps(e))
     assert e2.unwrapped.state() == e.unwrapped.state()
     for _ in range(40):
@@ -77,7 +73,7 @@ def test_pickling_mid_game_continues_identically():
         np.testing.assert_array_equal(obs["observation"], obs2["observation"])
         if not obs["action_mask"].any():
             break
-        a = random_legal(obs, rng)
+        a = random_legal(obs["action_mask"], rng)
         e.step(a)
         e2.step(a)
     assert e2.unwrapped.state() == e.unwrapped.state()
@@ -156,7 +152,7 @@ def test_match_episode_deals_rounds_until_the_target():
     rounds = 0
     while not all(e.terminations.values()):
         obs, *_ = e.last()
-        e.step(random_legal(obs, rng))
+        e.step(random_legal(obs["action_mask"], rng))
         if "round_points" in e.infos["player_0"]:
             rounds += 1
             e.infos["player_0"].clear()

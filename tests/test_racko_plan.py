@@ -21,7 +21,7 @@ from racko_env.plan import (
 )
 from racko_env.rules import RackoRules
 from racko_env.core import CHOOSE, DRAW, PLACE_DRAWN, TAKE
-from tests.test_agents_racko import view_of
+from tests.conftest import racko_view
 
 
 def _random_views(players: int, B: int = 128, steps: int = 40, seed: int = 3):
@@ -37,7 +37,7 @@ def _random_views(players: int, B: int = 128, steps: int = 40, seed: int = 3):
 def test_outlook_is_the_mean_over_every_unseen_value_of_the_best_play():
     # hand-built: rack and a discard pile; the unseen values are the rest of the 40 cards
     rack = [3, 9, 14, 2, 20, 27, 25, 33, 36, 39]
-    view, _, rules = view_of(rack, CHOOSE, top=17, in_discard=[5, 11])
+    view, _, rules = racko_view(rack, CHOOSE, top=17, in_discard=[5, 11])
     got = draw_outlook(view, rules, samples=None)[0]
     avail = availability(view, view["rack"], 40, 0.5)
     unseen = [v for v in range(1, 41) if v not in rack and v not in (5, 11, 17)]
@@ -54,13 +54,13 @@ def test_outlook_is_the_mean_over_every_unseen_value_of_the_best_play():
 def test_outlook_of_a_finished_rack_is_zero_and_take_rule_prefers_a_winning_top():
     # R7 (2 players): the rack 1..10 sorted with a run; drawing anything: keep it (cost 0)
     rack = [1, 2, 3, 8, 12, 16, 20, 24, 28, 31]
-    view, _, rules = view_of(rack, CHOOSE, top=35)
+    view, _, rules = racko_view(rack, CHOOSE, top=35)
     cost, win = sequence_plan(view, rules)
     assert cost[0, 0] == 0.0
     assert draw_outlook(view, rules)[0] == 0.0
     # a top that completes the rack always beats the outlook
     rack = [1, 2, 3, 8, 12, 16, 20, 24, 28, 5]
-    view, _, rules = view_of(rack, CHOOSE, top=35)
+    view, _, rules = racko_view(rack, CHOOSE, top=35)
     cost, win = sequence_plan(view, rules)
     assert win[0, 9]
     assert take_by_outlook(cost, win, draw_outlook(view, rules))[0]

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 from deckgym.rng import make_keys, random_below, shuffled
 from racko_env import RackoCore, RackoRules
-from racko_env.core import PHASE_NAMES, RackoState
+from racko_env.core import DISCARD_DRAWN, DRAW, PHASE_NAMES, TAKE, RackoState
+from tests.conftest import make_core, slot
 
-DRAW, TAKE, DISCARD_DRAWN = 0, 1, 12
-
-
-def slot(i: int) -> int:
-    """Action that puts the card in hand into slot i (1-based)."""
-    return 1 + i
-
-
-def make(P: int = 2, episode: str = "round", reward: str = "win", **kw) -> RackoCore:
-    return RackoCore(RackoRules(num_players=P, **kw), episode=episode, reward=reward)
+make = functools.partial(make_core, "racko")  # make(players, episode, reward, **rules)
 
 
 def filled_deal(core: RackoCore, racks: dict[int, list[int]], discard: list[int], draw: list[int] | None = None,

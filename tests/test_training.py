@@ -20,13 +20,10 @@ from agents.registry import make_agent  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from training.arena import evaluate  # noqa: E402
 from training.vec_env import CoreVecEnv, features_module  # noqa: E402
+from tests.conftest import random_legal  # noqa: E402
 
 torch.set_num_threads(1)
 GAMES = [("racko", 2), ("racko", 4), ("leastscore", 4)]
-
-
-def random_legal(rng, masks):
-    return np.argmax(rng.random(masks.shape) * masks, axis=1)
 
 
 @pytest.mark.parametrize("game,players", GAMES)
@@ -49,7 +46,7 @@ def test_vec_env_shapes_masks_and_learner_to_move(game, players):
         # the observation is the learner's own (plus features)
         np.testing.assert_array_equal(obs[:, : core.obs_size], core.observe(env.state, env.learner_seat))
         assert env.observation_space.contains(obs[0])
-        obs, rew, done, infos = env.step(random_legal(rng, masks))
+        obs, rew, done, infos = env.step(random_legal(masks, rng))
         assert rew.shape == (16,) and done.shape == (16,) and len(infos) == 16
 
 
@@ -74,7 +71,7 @@ def test_auto_reset_terminal_observation_and_episode_info():
     rng = np.random.default_rng(1)
     finished = []
     for _ in range(400):
-        obs, rew, done, infos = env.step(random_legal(rng, env.action_masks()))
+        obs, rew, done, infos = env.step(random_legal(env.action_masks(), rng))
         for i in np.flatnonzero(done):
             info = infos[i]
             assert info["terminal_observation"].shape == obs[i].shape
@@ -124,7 +121,7 @@ def test_reproducible_with_seed():
         rng = np.random.default_rng(0)
         rews = []
         for _ in range(50):
-            obs, rew, done, _ = env.step(random_legal(rng, env.action_masks()))
+            obs, rew, done, _ = env.step(random_legal(env.action_masks(), rng))
             out.append(obs)
             rews.append(rew)
         return np.stack(out), np.stack(rews), env.learner_seat.copy()
@@ -144,7 +141,7 @@ def test_shaping_rewards_progress():
     rng = np.random.default_rng(0)
     shaped = []
     for _ in range(40):
-        _, rew, done, _ = env.step(random_legal(rng, env.action_masks()))
+        _, rew, done, _ = env.step(random_legal(env.action_masks(), rng))
         shaped.append(rew[~done])
     shaped = np.concatenate(shaped)
     assert (shaped != 0).any()
@@ -160,7 +157,7 @@ def test_opponents_mixed_per_game_and_pool_changes():
     env.set_opponent_weights([0, 0, 1])
     rng = np.random.default_rng(0)
     for _ in range(300):
-        _, _, done, infos = env.step(random_legal(rng, env.action_masks()))
+        _, _, done, infos = env.step(random_legal(env.action_masks(), rng))
         if done.any():
             break
     assert (env.opp_of[done] == k).all()

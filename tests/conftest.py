@@ -1,0 +1,120 @@
+"""Helpers shared by the test files, one home each (import them: ``from tests.conftest import ...``).
+
+Cores by game name, random legal actions (batched, single, or for an AEC env), Rack-O's slot
+actions, hand-built decoded views for the planners' tests, and a random-play generator.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from deckgym.registration import game as game_entry
+from leastscore_env.core import DECLARE
+from leastscore_env.core import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
+from racko_env.core import ACTION_NAMES as RACKO_ACTION_NAMES
+from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
+from racko_env.rules import RackoRules
+
+
+def make_core(game: str, players: int | None = None, episode: str = "round", reward: str = "win", **rules_kwargs: Any) -> Any:
+    """The ``game``'s core for ``players`` seats (default: the rules' default) and other rules fields."""
+    entry = game_entry(game)
+    if players is not None:
+        rules_kwargs["num_players"] = players
+    return entry.make_core(entry.make_rules(**rules_kwargs), episode=episode, reward=reward)
+
+
+def random_legal(mask: np.ndarray, rng: np.random.Generator) -> Any:
+    """A uniformly random legal action: an int for one ``(A,)`` mask, ``(n,)`` ints for ``(n, A)`` masks."""
+    mask = np.asarray(mask, dtype=bool)
+    if mask.ndim == 1:
+        legal = np.flatnonzero(mask)
+        return int(legal[rng.integers(len(legal))])
+    return np.argmax(rng.random(mask.shape) * mask, axis=1)
+
+
+def aec_random_action(env: Any, rng: np.random.Generator) -> int | None:
+    """For a PettingZoo AEC env: a random legal action of the agent to act, ``None`` on its dead step."""
+    agent = env.agent_selection
+    if env.terminations[agent] or env.truncations[agent]:
+        return None
+    return random_legal(env.observe(agent)["action_mask"], rng)
+
+
+def slot(i: int) -> int:
+    """Rack-O: the action putting the card in hand into slot ``i`` (1-based)."""
+    return RACKO_ACTION_NAMES.index(f"slot_{i}")
+
+
+def racko_view(rack, phase, hand=0, top=0, rules=None, in_discard=(), opp_known=()):
+    """A one-game Rack-O decoded view plus its legal mask (R4: the mask depends on the phase only)."""
+    rules = rules or RackoRules()
+    n, p = rules.deck_size, rules.num_players
+    disc = np.zeros((1, n + 1), bool)
+    disc[0, list(in_discard) + ([top] if top else [])] = True
+    opp = np.zeros((1, p - 1, 10), np.int64)
+    for k, c in enumerate(opp_known):
+        opp[0, 0, k] = c
+    view = {
+        "rack": np.array([rack], np.int64),
+        "phase": np.array([phase]),
+        "hand": np.array([hand]),
+        "discard_top": np.array([top]),
+        "opp_known": opp,
+        "seen": disc.copy(),
+        "in_discard": disc,
+        "draw_size": np.array([5]),
+        "discard_size": np.array([disc.sum()]),
+        "scores": np.zeros((1, p), np.int64),
+        "turn": np.array([10]),
+    }
+    mask = np.zeros((1, len(RACKO_ACTION_NAMES)), bool)
+    if phase == CHOOSE:
+        mask[0, [DRAW, TAKE]] = True
+    else:
+        mask[0, slot(1):slot(10) + 1] = True
+        mask[0, DISCARD_DRAWN] = phase == PLACE_DRAWN
+    return view, mask, rules
+
+
+def leastscore_view(hand, opp_known=(), opp_size=(5, 5, 5), seen=(), turn=8, P=4):
+    """A hand-built Least Score obs_view (B = 1, discard phase, declaring legal)."""
+    def mask(cards):
+        m = np.zeros((1, 52), bool)
+        m[0, list(cards)] = True
+        return m
+    ok = np.zeros((1, P - 1, 52), bool)
+    for o, cards in enumerate(opp_known):
+        ok[0, o, list(cards)] = True
+    return {
+        "hand": np.array([sorted(hand) + [-1] * (5 - len(hand))]), "hand_mask": mask(hand),
+        "floor": np.full((1, 5), -1), "discard": mask(()), "seen": mask(seen), "dead": mask(seen),
+        "opp_known": ok, "opp_hand_size": np.array([list(opp_size)]), "alive": np.ones((1, P), bool),
+        "phase": np.array([0]), "can_declare": np.array([True]), "deck_size": np.array([30]),
+        "turn": np.array([turn]),
+    }
+
+
+def leastscore_mask():
+    """The legal mask to go with :func:`leastscore_view`: two single discards and declaring."""
+    m = np.zeros((1, LEASTSCORE_NUM_ACTIONS), bool)
+    m[0, 0] = m[0, 1] = True  # two singles
+    m[0, DECLARE] = True
+    return m
+
+
+def leastscore_random_play(P, steps=120, B=64, seed=7) -> Iterator[tuple[Any, np.ndarray, np.ndarray]]:
+    """Uniformly random Least Score play of ``B`` rounds (dealt anew as they end): yields
+    ``(core, obs, mask)`` of the seat to move before each step."""
+    core = make_core("leastscore", P)
+    st = core.init(B, seed=seed)
+    rng = np.random.default_rng(3)
+    for _ in range(steps):
+        cp = core.current_player(st)
+        obs = core.observe(st, cp)
+        m = core.legal_action_mask(st)
+        yield core, obs, m
+        res = core.step(st, core.sample_legal(m, rng))
+        core.reset_where(st, res.terminated | res.truncated)
