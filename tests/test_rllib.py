@@ -243,3 +243,13 @@ for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert res.stdout.split() == ["ok", "ok", "ok"], res.stderr[-2000:]
+
+
+def test_demo_lineup_plays_shipped_rllib_models(trained, tmp_path):
+    from training.demo import lineup
+
+    shutil.copytree(trained["racko"]["model"], tmp_path / "racko_2p_rllib")
+    specs = lineup("racko", 2, str(tmp_path))
+    assert specs[-1] == f"rllib:{tmp_path / 'racko_2p_rllib'}" and not any(s.endswith(":PATH") for s in specs)
+    rep = evaluate("racko", [specs[-1], "random"], deals=1, seed=0)
+    assert sum(a.games for a in rep.agents) == 4

@@ -1,7 +1,8 @@
 """The main job (``make demo``): trained agents against the heuristics, both games.
 
 For each game a round robin on duplicate deals among the heuristics, random play and
-every shipped PPO model for that table size (``models/<game>_<P>p*.zip``), printed as a
+every shipped model for that table size (PPO ``models/<game>_<P>p*.zip``, RLlib
+``models/<game>_<P>p*/`` model directories), printed as a
 cross-table with ratings and written to ``OUT/<game>.json`` and ``OUT/<game>.png``.
 """
 
@@ -21,9 +22,10 @@ TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
 
 def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:
     """Random, the game's heuristics, then its shipped models for this table size."""
-    specs = [s for s in agent_specs(game) if s != "ppo:PATH"]
+    specs = [s for s in agent_specs(game) if not s.endswith(":PATH")]
     models = sorted(glob.glob(os.path.join(models_dir, f"{game}_{players}p*.zip")))
-    return specs + [f"ppo:{m}" for m in models]
+    rllib = sorted(os.path.dirname(m) for m in glob.glob(os.path.join(models_dir, f"{game}_{players}p*", "deckgym_meta.json")))
+    return specs + [f"ppo:{m}" for m in models] + [f"rllib:{m}" for m in rllib]
 
 
 def main(argv: list[str] | None = None) -> int:
