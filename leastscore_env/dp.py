@@ -86,6 +86,10 @@ def _add_table() -> np.ndarray:
 
 
 ADD = _add_table()
+#: (H, 13): the hand after giving up a card of each rank; -1 if it holds none
+REMOVE = np.full_like(ADD, -1)
+for _r in range(NUM_RANKS):
+    REMOVE[ADD[ADD[:, _r] >= 0, _r], _r] = np.flatnonzero(ADD[:, _r] >= 0)
 
 
 @lru_cache(maxsize=None)
@@ -292,7 +296,7 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
             # each discard's kept hand (or, drawing, the hand), then the deck (odds of the
             # unseen pool) or one floor card onto it, valued by X[pos, n] (worth right after the turn)
             dp_option_values(X, phase_rows, pos, n, counts, hand, rank_p, floor_rank, floor_ok, is_draw, CODES, ADD,
-                             _BASE, pl.DISCARD_SLOTS, pl.CARD_RANK, pl.DRAW_DECK, pl.FLOOR0, values)
+                             REMOVE, _BASE, pl.DISCARD_SLOTS, pl.CARD_RANK, pl.DRAW_DECK, pl.FLOOR0, values)
     values = np.where(masks, values, -np.inf)
     play_u = values[:, :pl.DECLARE].max(axis=1, initial=-np.inf)
     play_u = np.where(draw, values[:, pl.DRAW_DECK:].max(axis=1, initial=-np.inf), play_u)

@@ -232,28 +232,16 @@ def unknown_sum_pmfs(p: np.ndarray, kmax: int, select: np.ndarray | None = None)
     With ``select`` (ints, ``p``'s leading shape) only the distribution for k = ``select``
     is kept: ``(..., MAX_SUM + 1)``, without storing the others.
     """
-    if select is not None:  # compiled: one row at a time, each only as far as it needs
-        from leastscore_env.plan_kernels import unknown_sum_pmf_select
+    from leastscore_env.plan_kernels import unknown_sum_pmf_select  # numba: loaded on first use
 
-        flat = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, p.shape[-1])
-        sel = np.broadcast_to(np.asarray(select, dtype=np.int64), p.shape[:-1]).reshape(-1)
-        return unknown_sum_pmf_select(flat, np.minimum(sel, kmax), MAX_SUM).reshape(p.shape[:-1] + (MAX_SUM + 1,))
-    dist = np.zeros(p.shape[:-1] + (MAX_SUM + 1,))
-    dist[..., 0] = 1.0
-    if select is None:
-        out = [dist]
-    else:
-        out = np.where((select == 0)[..., None], dist, 0.0)
-    for k in range(1, kmax + 1):
-        new = np.zeros_like(dist)
-        for v in range(1, 11):
-            new[..., v:] += dist[..., : MAX_SUM + 1 - v] * p[..., v:v + 1]
-        dist = new
-        if select is None:
-            out.append(dist)
-        else:
-            out += np.where((select == k)[..., None], dist, 0.0)
-    return np.stack(out, axis=-2) if select is None else out
+    lead = p.shape[:-1]
+    flat = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, p.shape[-1])
+    if select is None:  # every k (rarely needed: the planners select one k per opponent)
+        out = [unknown_sum_pmf_select(flat, np.full(flat.shape[0], k, np.int64), MAX_SUM) for k in range(kmax + 1)]
+        return np.stack(out, axis=-2).reshape(lead + (kmax + 1, MAX_SUM + 1))
+    sel = np.broadcast_to(np.asarray(select, dtype=np.int64), lead).reshape(-1)
+    sel = np.where(sel > kmax, -1, sel)  # outside 0..kmax: no distribution (zeros)
+    return unknown_sum_pmf_select(flat, sel, MAX_SUM).reshape(lead + (MAX_SUM + 1,))
 
 
 def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: float, strict: bool = True) -> np.ndarray:
@@ -263,19 +251,18 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
     its unknown cards, drawn from the unseen pool's value distribution (tilted towards low
     values by ``exp(-skew * value)``: players keep their low cards), convolved exactly.
     """
-    b = my_total.shape[0]
     p = d["pool_val_p"] * np.exp(-skew * np.arange(11))
     p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-12)
     known = d["opp_known"]
     known_sum = (known * CARD_VALUE).sum(axis=2)
     unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    # one pool per row (one skew for all opponents): a single convolution serves them all
-    cdf = np.cumsum(unknown_sum_pmfs(p, int(unknown.max(initial=0))), axis=2)  # (B, K+1, MAX_SUM + 1)
+    pmf = unknown_sum_pmfs(np.broadcast_to(p[:, None, :], unknown.shape + p.shape[1:]), int(unknown.max(initial=0)),
+                           select=unknown)  # (B, P-1, MAX_SUM + 1): each opponent's count of unknown cards
+    cdf = np.cumsum(pmf, axis=2)
     # P(known + S < t) = P(S <= t - known - 1)
     thresh = my_total[:, None] - known_sum - (1 if strict else 0)
     idx = np.clip(thresh, 0, MAX_SUM)
-    rows = np.arange(b)[:, None]
-    prob = np.where(thresh < 0, 0.0, cdf[rows, np.minimum(unknown, cdf.shape[1] - 1), idx])
+    prob = np.where(thresh < 0, 0.0, np.take_along_axis(cdf, idx[..., None], axis=2)[..., 0])
     return np.where(d["opp_alive"], prob, 0.0)
 
 
@@ -297,46 +284,29 @@ def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float
     """
     b = masks.shape[0]
     scores = np.full((b, NUM_ACTIONS), -np.inf)
-    eye = np.eye(NUM_RANKS, dtype=np.int64)
     nf = min(d["floor"].shape[1], NUM_ACTIONS - FLOOR0)
 
-    def after_draw(sub: dict[str, np.ndarray], counts: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """counts (b, K, 13), total (b, K) of kept cards -> (deck value (b, K), floor values (b, K, F))."""
-        c = counts[:, :, None, :] + eye[None, None]  # (b, K, 13 draws, 13)
-        t = total[:, :, None] + RANK_VALUE
-        deck = (hand_potential(c, t, gamma, refill, sequence_lengths) * sub["pool_rank_p"][:, None, :]).sum(axis=2)
-        floor_rank = np.where(sub["floor_ok"], CARD_RANK[np.maximum(sub["floor"], 0)], 0)[:, :nf]
-        fc = counts[:, :, None, :] + eye[floor_rank][:, None]  # (b, K, F, 13)
-        ft = total[:, :, None] + sub["floor_val"][:, None, :nf]
-        fl = hand_potential(fc, ft, gamma, refill, sequence_lengths)
-        fl = np.where(sub["floor_ok"][:, None, :nf], fl, np.inf)
-        return deck, fl
+    from leastscore_env.plan_kernels import counting_option_scores  # numba: loaded on first use
 
+    single, best = _group_tables(tuple(sequence_lengths))
+    floor_rank = np.ascontiguousarray(np.where(d["floor_ok"], CARD_RANK[np.maximum(d["floor"], 0)], 0)[:, :nf], dtype=np.int64)
+    arrays = (np.ascontiguousarray(d["hand_counts"], dtype=np.int64), np.ascontiguousarray(d["hand"], dtype=np.int64),
+              np.ascontiguousarray(d["hand_val"], dtype=np.int64), np.ascontiguousarray(d["hand_sum"], dtype=np.int64),
+              np.ascontiguousarray(d["pool_rank_p"], dtype=np.float64), floor_rank,
+              np.ascontiguousarray(d["floor_val"][:, :nf], dtype=np.int64), np.ascontiguousarray(d["floor_ok"][:, :nf]),
+              float(gamma), float(refill), single, best, _RANK_BITS, RANK_VALUE, CARD_RANK, DISCARD_SLOTS, DRAW_DECK, FLOOR0, scores)
     draw = _draw_phase(masks)
-    # draw phase: the card (deck in expectation, or a floor card) that leaves the best hand
+    # every option is valued by the hand it leaves for the next turn, averaged over the deck
+    # card (pool odds) or with a floor card taken; draw phase: the draws, discard phase: each
+    # group legal in some row (floor cards are always takeable next, L4)
     r = np.flatnonzero(draw)
     if r.size:
-        sub = {k: v[r] for k, v in d.items()}
-        deck, fl = after_draw(sub, sub["hand_counts"][:, None, :], sub["hand_sum"][:, None])
-        scores[r, DRAW_DECK] = -deck[:, 0]
-        scores[r, FLOOR0:FLOOR0 + nf] = -fl[:, 0, :]
-
-    # discard phase: each legal group, valued by the best draw that follows it
+        counting_option_scores(r, np.zeros(0, np.int64), True, *arrays)
     r = np.flatnonzero(~draw)
     if r.size:
-        sub = {k: v[r] for k, v in d.items()}
         cols = np.flatnonzero(masks[r, :NUM_DISCARDS].any(axis=0))
-        hand = sub["hand"]
-        hand_rank_onehot = np.where((hand >= 0)[:, :, None], eye[np.maximum(CARD_RANK[np.maximum(hand, 0)], 0)], 0)  # (b, 5, 13)
-        sel = DISCARD_SLOTS[cols].astype(np.int64)  # (K, 5)
-        removed_counts = np.einsum("ks,bsr->bkr", sel, hand_rank_onehot)
-        kept_counts = sub["hand_counts"][:, None, :] - removed_counts
-        kept_total = sub["hand_sum"][:, None] - sub["hand_val"] @ sel.T
-        deck, fl = after_draw(sub, kept_counts, kept_total)
-        fl_rows = fl.reshape(len(r), len(cols), -1)
-        # floor cards are usable only if taking them is legal next (they are, in L4)
-        value = np.minimum(deck, fl_rows.min(axis=2, initial=np.inf))
-        scores[r[:, None], cols[None, :]] = -value
+        counting_option_scores(r, cols, False, *arrays)
+        sub = {k: v[r] for k, v in d.items()}
 
         # declare (L7/L8) when the chance that no live opponent is below our total is high
         if min_success is not None:

@@ -82,3 +82,6 @@ def test_unknown_total_distribution_matches_every_selected_count():
     want = OP.unknown_sum_pmfs(p, 5, select=select)
     assert np.array_equal(got, want)
     assert np.allclose(got.sum(axis=-1), 1.0)
+    assert np.array_equal(plan.unknown_sum_pmfs(p, 5), OP.unknown_sum_pmfs(p, 5))  # every k at once
+    # a count above kmax has no distribution (zeros), as before
+    assert np.array_equal(plan.unknown_sum_pmfs(p, 3, select=select), OP.unknown_sum_pmfs(p, 3, select=select))
