@@ -11,8 +11,8 @@ seat is played *inside* the env by an opponent drawn (per game, at each new epis
 weighted pool: agent specs (``"random"``, ``"racko:sequence"``, ``"ppo:PATH"``, ...) or agent
 objects with ``act(observations, masks)`` and ``seed(seed)`` (:class:`agents.base.Agent`).
 After the learner's batched action the opponents move until the learner is to move again in
-every game: a loop over *steps*, never over games; each inner step is one ``act`` call per
-opponent in the pool for all the games it plays.
+every game (:func:`deckgym.playout.play_out`): a loop over *steps*, never over games; each
+inner step is one ``act`` call per opponent in the pool for all the games it plays.
 
 - **Spaces**: ``single_observation_space`` is ``Box(float32)``, the core's observation of the
   learner's seat (``core.observe``) plus, with ``features=True``, the game's derived features
@@ -58,6 +58,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from deckgym.core import check_core_options
+from deckgym.playout import play_out
 from deckgym.registration import game as game_entry
 
 __all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights"]
@@ -349,6 +350,7 @@ class DeckGymVectorEnv(VectorEnv):
         self.finished_state = None
         self.learner_seat = np.zeros(B, np.int64)
         self.opp_of = np.zeros(B, np.int64)
+        self._owner = np.zeros((B, self.num_players), np.int64)
         self.ep_ret = np.zeros(B, np.float64)
         self.ep_len = np.zeros(B, np.int64)
         self.ep_start = np.zeros(B, np.float64)
@@ -446,6 +448,8 @@ class DeckGymVectorEnv(VectorEnv):
         if self._fixed_seat is not None:  # drawn all the same, so a fixed seat leaves the other draws alone
             self.learner_seat[rows] = self._fixed_seat
         self.opp_of[rows] = self.rng.choice(len(self.opponents), size=n, p=self.opponent_probs)
+        self._owner[rows] = self.opp_of[rows, None]  # who plays each seat; -1: the learner's, left to step()
+        self._owner[rows, self.learner_seat[rows]] = -1
         self.ep_ret[rows] = 0.0
         self.ep_len[rows] = 0
         self.ep_start[rows] = time.perf_counter()
@@ -492,35 +496,12 @@ class DeckGymVectorEnv(VectorEnv):
 
     def _advance(self, rew: np.ndarray, done: np.ndarray) -> None:
         """Play opponents' moves (batched) until the learner is to move in every game."""
-        core = self.core
-        while True:
-            cur = core.current_player(self.state)
-            rows = np.flatnonzero(cur != self.learner_seat)
-            if rows.size == 0:
-                return
-            whole = rows.size == self.num_envs
-            sub = self.state if whole else self.state.take(rows)
-            actions = self._opponents_act(sub, cur[rows], self.opp_of[rows])
-            res = core.step(sub, actions)
-            if not whole:
-                self.state.put(rows, sub)
-            self.inner_steps += rows.size
-            self._collect(res, rows, rew, done)
-
-    def _opponents_act(self, sub: Any, seats: np.ndarray, owner: np.ndarray) -> np.ndarray:
-        """Observe, mask, one batched ``act`` per opponent in the pool, check legality."""
-        core = self.core
-        obs = core.observe(sub, seats)
-        masks = core.legal_action_mask(sub)
-        actions = np.empty(len(seats), np.int64)
-        for k in np.unique(owner):
-            sel = np.flatnonzero(owner == k)
-            actions[sel] = self.opponents[k].act(obs[sel], masks[sel])
-        ok = masks[np.arange(len(seats)), actions]
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise RuntimeError(f"opponent {self.opponent_names[int(owner[i])]!r} chose illegal action {int(actions[i])}")
-        return actions
+        # drop_finished=False: an ended game is dealt again in place (by _collect, which also
+        # rewrites its row of the owner table), and the loop goes on with it.
+        for turn in play_out(self.core, self.state, self.opponents, self._owner, names=self.opponent_names,
+                             drop_finished=False):
+            self.inner_steps += len(turn.games)
+            self._collect(turn.result, turn.games, rew, done)
 
     def _step_infos(self, fin: Finished | None, final: bool = False) -> dict[str, Any]:
         """Gymnasium's dict of per-game arrays (each key with its ``_key`` mask).
