@@ -77,6 +77,8 @@ def bench_features(core: Any, feat: Any, version: int, seconds: float, batch: in
         batches.append(core.observe(state, core.current_player(state)).copy())
         res = core.step(state, core.sample_legal(core.legal_action_mask(state), rng))
         core.reset_where(state, res.terminated | res.truncated)
+    for obs in batches:  # warm-up on every batch: compiled planners load on their first use
+        feat.derived_features(core, obs, version=version)
     turn = [0]
 
     def run() -> int:

@@ -1,6 +1,6 @@
 """Training throughput: our ``CoreVecEnv`` vs "the usual way", side by side in one run.
 
-    python -m training.train_bench racko --seconds 60 [--players 2] [--opponent random] [--json PATH]
+    python -m training.train_bench racko --seconds 60 [--players 2] [--opponent random] [--versus no-features] [--json PATH]
 
 Both sides train the same MaskablePPO (same network, ``n_steps``, batch size, epochs,
 number of envs, torch threads, derived features, opponent) on the same game; the
@@ -14,7 +14,8 @@ updates), the way ``model.learn`` experiences it:
   opponent acts inside ``step``, with sb3-contrib's ``ActionMasker``, in a
   ``DummyVecEnv`` of the same number of envs.
 
-The two are measured alternately, one rollout (+ its update) at a time, so both see the
+With ``--versus no-features`` the other side is ``CoreVecEnv`` without the derived features
+(what computing them costs a learner). The two are measured alternately, one rollout (+ its update) at a time, so both see the
 same machine load; the env-only rates (random legal actions, no PPO) are reported too,
 to show where the time goes.
 """
@@ -128,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--net", default="256,256")
     ap.add_argument("--no-features", action="store_true")
+    ap.add_argument("--versus", choices=("usual", "no-features"), default="usual",
+                    help="the other side: the usual way (default), or CoreVecEnv without derived features "
+                         "(what the features cost end to end)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--env-seconds", type=float, default=5.0, help="env-only measurement per side (0: skip)")
     ap.add_argument("--json", default=None)
@@ -148,8 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     envs = {
         "ours": CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[args.opponent], rules=rules,
                            features=features, seed=args.seed),
-        "usual": make_usual(args.game, rules, args.num_envs, args.opponent, features, args.seed),
     }
+    other = "usual" if args.versus == "usual" else "ours, no features"
+    if args.versus == "usual":
+        envs[other] = make_usual(args.game, rules, args.num_envs, args.opponent, features, args.seed)
+    else:
+        envs[other] = CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[args.opponent], rules=rules,
+                                 features=False, seed=args.seed)
     out: dict[str, Any] = {"game": args.game, "rules": repr(rules), "settings": vars(args), "machine": platform.processor()
                            or platform.machine(), "python": platform.python_version(), "torch_threads": args.threads}
     if args.env_seconds:
@@ -174,19 +183,19 @@ def main(argv: list[str] | None = None) -> int:
             steps[k] += chunk
     rates = {k: steps[k] / spent[k] for k in models}
     out["train_steps_per_s"] = rates
-    out["speedup"] = rates["ours"] / rates["usual"]
+    out["speedup"] = rates["ours"] / rates[other]
     if args.env_seconds:
         e = out["env_only_steps_per_s"]
-        out["env_only_speedup"] = e["ours"] / e["usual"]
+        out["env_only_speedup"] = e["ours"] / e[other]
     print(f"{args.game} ({rules!r}), opponent {args.opponent}, {args.num_envs} envs, n_steps {args.n_steps}, "
           f"batch {args.batch_size}, epochs {args.epochs}, net {hidden}, features {features}, torch threads {args.threads}")
-    print(f"{'':<8}{'train steps/s':>15}{'env-only steps/s':>18}")
+    print(f"{'':<18}{'train steps/s':>15}{'env-only steps/s':>18}")
     for k in models:
         env_rate = out.get("env_only_steps_per_s", {}).get(k, float('nan'))
-        print(f"{k:<8}{rates[k]:>15,.0f}{env_rate:>18,.0f}")
-    line = f"speedup (end to end, with PPO updates): {out['speedup']:.1f}x"
+        print(f"{k:<18}{rates[k]:>15,.0f}{env_rate:>18,.0f}")
+    line = f"ours / {other} (end to end, with PPO updates): {out['speedup']:.2f}x"
     if args.env_seconds:
-        line += f"; env only: {out['env_only_speedup']:.1f}x"
+        line += f"; env only: {out['env_only_speedup']:.2f}x"
     print(line)
     if args.json:
         with open(args.json, "w") as f:
