@@ -29,6 +29,8 @@ import numpy as np
 
 from agents.registry import make_agent
 from deckgym.registration import game as game_entry
+from leastscore_env.core import DECLARE, DRAW_DECK, HAND_MAX, TAKE_FLOOR
+from racko_env.core import DISCARD_DRAWN, DRAW, TAKE
 
 __all__ = ["PlaySession", "play", "Move"]
 
@@ -128,24 +130,21 @@ class _RackoText:
         hand, rack, top = v["hand"], v["rack"], v["discard_top"]
         for a in np.flatnonzero(mask):
             a = int(a)
-            if a == 0:
+            if a == DRAW:
                 out.append(Move(a, "draw from the pile", ("draw", "pile")))
-            elif a == 1:
+            elif a == TAKE:
                 out.append(Move(a, f"take discard {self.card(top)}", ("take", "take discard")))
-            elif 2 <= a <= 11:
-                k = a - 1
+            elif TAKE < a < DISCARD_DRAWN:
+                k = a - TAKE
                 out.append(Move(a, f"put {self.card(hand)} in slot {k} (replacing {self.card(rack[k - 1])})",
                                 (f"slot {k}", f"put in slot {k}", f"put {self.card(hand)} in slot {k}")))
-            elif a == 12:
+            elif a == DISCARD_DRAWN:
                 out.append(Move(a, f"discard {self.card(hand)}", ("discard",)))
         return out
 
     def hint(self, v: dict) -> str:
-        if v["phase"] == 0:
-            return "first choose a pile: draw from the pile or take the discard"
-        if v["phase"] == 1:
-            return "put the card you took in a slot 1-10"
-        return "put the drawn card in a slot 1-10 or discard it"
+        return ("first choose a pile: draw from the pile or take the discard", "put the card you took in a slot 1-10",
+                "put the drawn card in a slot 1-10 or discard it")[int(v["phase"])]
 
     def parse(self, text: str, moves: list[Move], v: dict) -> Move | str | None:
         m = re.search(r"slot\s*(\d+)", text)
@@ -157,14 +156,14 @@ class _RackoText:
     def opponent_step(self, who: str, a: int, before: dict, after: dict | None, partial: str | None,
                       res: Any) -> tuple[str | None, str | None]:
         """(event line when the turn is complete, partial description of the turn so far)."""
-        if a == 0:
+        if a == DRAW:
             return None, f"{who} drew from the pile"
-        if a == 1:
+        if a == TAKE:
             return None, f"{who} took the discard {self.card(before['discard_top'])}"
         start = partial or f"{who} played"
         went = bool(res.round_over[0]) and bool(res.extra.get("went_out", np.zeros((1, 1)))[0].any())
-        if 2 <= a <= 11:
-            line = f"{start} and put it in slot {a - 1}"
+        if TAKE < a < DISCARD_DRAWN:
+            line = f"{start} and put it in slot {a - TAKE}"
             if after is not None:
                 line += f", discarding {self.card(after['discard_top'])}"
             return line + (": Rack-O!" if went else ""), None
@@ -264,17 +263,17 @@ class _LeastScoreText:
         discards, others = [], []
         for a in np.flatnonzero(mask):
             a = int(a)
-            if a <= 30:
-                ids = [hand[i] for i in range(5) if (a + 1) >> i & 1]
+            if a < DECLARE:
+                ids = [hand[i] for i in range(HAND_MAX) if (a + 1) >> i & 1]
                 names = [self.card(c) for c in ids]
                 discards.append((len(ids), ids, Move(a, "discard " + " ".join(names), (" ".join(names),))))
-            elif a == 31:
+            elif a == DECLARE:
                 tot = self.total(c for c in hand if c >= 0)
                 others.append(Move(a, f"declare (your total: {tot})", ("declare",)))
-            elif a == 32:
+            elif a == DRAW_DECK:
                 others.append(Move(a, "take the deck", ("deck", "draw")))
             else:
-                c = floor[a - 33]
+                c = floor[a - TAKE_FLOOR]
                 others.append(Move(a, f"take {self.card(c)} from the floor", (f"take {self.card(c)}", self.card(c))))
         discards.sort(key=lambda t: (-t[0], t[1]))
         return [m for *_, m in discards] + others
@@ -304,29 +303,29 @@ class _LeastScoreText:
             if missing:
                 return f"{self.cardlist(missing)} {'is' if len(missing) == 1 else 'are'} not in your hand"
             for m in moves:
-                if m.action <= 30 and sorted(hand[i] for i in range(5) if (m.action + 1) >> i & 1) == ids:
+                if m.action < DECLARE and sorted(hand[i] for i in range(HAND_MAX) if (m.action + 1) >> i & 1) == ids:
                     return m
             return f"{self.cardlist(ids)} is not a legal group (L5: a single, a pair, all four of a rank, " \
                    "a run of 3 or 5 ranks, a 5-card flush)"
         if v["phase"] == 1 and verb != "discard" and len(ids) == 1:
             if ids[0] not in floor:
                 return f"{self.card(ids[0])} is not on the floor"
-            return next(m for m in moves if m.action >= 33 and floor[m.action - 33] == ids[0])
+            return next(m for m in moves if m.action >= TAKE_FLOOR and floor[m.action - TAKE_FLOOR] == ids[0])
         return None
 
     # -- what the others did (public information only) ------------------------------------------
     def opponent_step(self, who: str, a: int, before: dict, after: dict | None, partial: str | None,
                       res: Any) -> tuple[str | None, str | None]:
-        if a == 31:
+        if a == DECLARE:
             return f"{who} declared", None
-        if a <= 30:
+        if a < DECLARE:
             if after is None:
                 return f"{who} discarded", None
             return None, f"{who} discarded {self.cardlist(np.flatnonzero(after['discard']))}"
         start = partial or f"{who} played"
-        if a == 32:
+        if a == DRAW_DECK:
             return f"{start} and took the deck", None
-        return f"{start} and took {self.card(before['floor'][a - 33])} from the floor", None
+        return f"{start} and took {self.card(before['floor'][a - TAKE_FLOOR])} from the floor", None
 
     def round_result(self, res: Any, names: list[str], me: int, declarer: int | None = None,
                      in_round: list[int] | None = None) -> list[str]:
@@ -465,7 +464,7 @@ class PlaySession:
                     a = int(self.agents[cur].act(obs, mask)[0])
                     if not mask[0, a]:
                         raise RuntimeError(f"agent {self.specs[cur]!r} chose the illegal action {a}")
-                if self.game == "leastscore" and a == 31:
+                if self.game == "leastscore" and a == DECLARE:
                     declarer = cur
                 res = self.core.step(self.state, np.array([a], dtype=np.int64))
                 over = bool(res.round_over[0])
