@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import zipfile
@@ -17,6 +18,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
 from agents.ppo import ModelMismatchError, PPOAgent, model_metadata, read_metadata, save_model, update_metadata  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
+from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from training.arena import evaluate  # noqa: E402
 from training.vec_env import CoreVecEnv, features_module  # noqa: E402
@@ -234,12 +236,8 @@ def test_tiny_training_saves_and_plays_legal_in_arena(tiny_model):
     core = game_entry("racko").make_core(game_entry("racko").make_rules())
     agent = make_agent(f"ppo:{path}", core, seed=0, game="racko")
     st = core.init(32, 1)
-    for _ in range(30):
-        obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
-        a = agent.act(obs, masks)
-        assert masks[np.arange(32), a].all()
-        res = core.step(st, a)
-        core.reset_where(st, res.terminated | res.truncated)
+    for turn in itertools.islice(play_out(core, st, [agent], np.zeros((32, 2), np.int64), drop_finished=False), 30):
+        core.reset_where(st, turn.finished)  # play_out raised if an action was illegal
     # deterministic agent = the policy's masked argmax, as SB3 predicts it
     obs = core.observe(st, core.current_player(st))
     masks = core.legal_action_mask(st)
