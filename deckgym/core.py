@@ -109,8 +109,10 @@ class Core(Protocol):
     def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``(B,)`` int64: a uniformly random legal action per row of ``mask``."""
 
-    def step(self, state: BatchState, actions: np.ndarray) -> StepResult:
-        """Apply one action per game, in place (must be legal; the caller validates)."""
+    def step(self, state: BatchState, actions: np.ndarray, check: bool = True) -> StepResult:
+        """Apply one action per game, in place. ``check``: refuse (ValueError naming the rows
+        and actions) any action that is illegal, out of range or of the wrong shape or dtype;
+        ``check=False`` skips this for loops that already sample from the legal mask."""
 
     def observe(self, state: BatchState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 ego-centric observation for ``seat`` (into ``out`` if given)."""
@@ -154,3 +156,99 @@ def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:
 def best_legal(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Per row, the legal action with the highest score (first on ties): heuristics' argmax."""
     return np.argmax(np.where(np.asarray(masks, dtype=bool), scores, -np.inf), axis=1).astype(np.int64)
+
+
+# -- argument checks of the public core functions ---------------------------------------------
+# Every bad argument is a ValueError naming it, raised before the state is touched.
+RULES_DOC = "docs/RULES.md"
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_init_args(batch: Any, seed: Any, game_ids: Any) -> np.ndarray:
+    """``init``'s arguments: ``batch`` an int >= 1, ``seed`` an int, ``game_ids`` None or
+    ``batch`` ints; returns the game ids."""
+    if not _is_int(batch) or batch < 1:
+        raise ValueError(f"batch must be an int >= 1 (the number of games), got {batch!r}")
+    if not _is_int(seed):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    if game_ids is None:
+        return np.arange(batch)
+    ids = np.asarray(game_ids)
+    if ids.shape != (batch,) or ids.dtype.kind not in "iu":
+        raise ValueError(f"game_ids must be {batch} ints (shape ({batch},)), got dtype {ids.dtype}, shape {ids.shape}")
+    return ids
+
+
+def check_row_mask(mask: Any, b: int, name: str = "mask") -> np.ndarray:
+    """A ``(B,)`` bool array, one flag per game (never indices: ``[0, 2]`` is refused)."""
+    m = mask if isinstance(mask, np.ndarray) else np.asarray(mask)
+    if m.dtype != bool or m.shape != (b,):
+        raise ValueError(f"{name} must be a bool array of shape ({b},) (one flag per game), "
+                         f"got dtype {m.dtype}, shape {m.shape}")
+    return m
+
+
+def check_seat(seat: Any, b: int, num_players: int) -> Any:
+    """``observe``'s seat: an int in ``[0, P)`` or ``(B,)`` ints in that range."""
+    if _is_int(seat):
+        if not 0 <= seat < num_players:
+            raise ValueError(f"seat must be in 0..{num_players - 1}, got {seat}")
+        return seat
+    s = seat if isinstance(seat, np.ndarray) else np.asarray(seat)
+    if s.dtype.kind not in "iu" or s.shape != (b,):
+        raise ValueError(f"seat must be an int or {b} ints (shape ({b},)), got dtype {s.dtype}, shape {s.shape}")
+    if b and (s.min() < 0 or s.max() >= num_players):
+        bad = np.flatnonzero((s < 0) | (s >= num_players))[:8]
+        raise ValueError(f"seat must be in 0..{num_players - 1}; rows {bad.tolist()} have {s[bad].tolist()}")
+    return s.astype(np.intp, copy=False)  # (the cores compute table keys from it: no int8 overflow)
+
+
+def check_out(out: Any, b: int, obs_size: int) -> None:
+    """``observe``'s ``out``: a C-contiguous ``(B, obs_size)`` float32 array."""
+    if (not isinstance(out, np.ndarray) or out.shape != (b, obs_size) or out.dtype != np.float32
+            or not out.flags.c_contiguous):
+        got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"out must be a C-contiguous ({b}, {obs_size}) float32 array, got {got}")
+
+
+def check_game_index(b: Any, batch: int) -> int:
+    """A game index (``state_dict``'s ``b``) in ``[0, B)``."""
+    if not _is_int(b) or not 0 <= b < batch:
+        raise ValueError(f"b must be a game index in 0..{batch - 1}, got {b!r}")
+    return int(b)
+
+
+def check_actions(actions: Any, b: int, num_actions: int) -> np.ndarray:
+    """``step``'s actions: ``(B,)`` ints in ``[0, num_actions)`` (legality is the core's check),
+    returned as intp."""
+    a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+    if a.dtype.kind not in "iu" or a.shape != (b,):
+        raise ValueError(f"actions must be {b} ints (shape ({b},), one per game), got dtype {a.dtype}, shape {a.shape}")
+    # One unsigned compare catches both ends (a negative int reads as a huge unsigned one).
+    u = a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64)
+    if np.count_nonzero(u >= num_actions):
+        bad = np.flatnonzero((a < 0) | (a >= num_actions))
+        raise ValueError(f"actions out of range 0..{num_actions - 1}: " + _rows_actions(bad, a))
+    return a.astype(np.intp, copy=False)
+
+
+def illegal_actions_error(core: Any, bad: np.ndarray, actions: np.ndarray, phases: np.ndarray, masks: np.ndarray) -> ValueError:
+    """The ValueError for rows ``bad`` whose action is illegal: row, action, phase and the
+    legal actions of each (``masks``: those rows' legal-action masks)."""
+    parts = []
+    for i, row in enumerate(bad[:5].tolist()):
+        a = int(actions[row])
+        legal = ", ".join(core.action_names[j] for j in np.flatnonzero(masks[i]))
+        parts.append(f"row {row}: action {a} ({core.action_names[a]}) in phase "
+                     f"{core.phase_names[int(phases[i])]!r}, legal: {legal or 'none (the episode is over)'}")
+    more = f"; and {len(bad) - 5} more rows" if len(bad) > 5 else ""
+    return ValueError(f"illegal action in {len(bad)} of {len(actions)} games: " + "; ".join(parts) + more
+                      + f" (rules: {RULES_DOC}; legal actions: legal_action_mask)")
+
+
+def _rows_actions(bad: np.ndarray, a: np.ndarray) -> str:
+    shown = ", ".join(f"row {r}: {a[r]}" for r in bad[:8].tolist())
+    return shown + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import check_core_options
+from deckgym.core import check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
 from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
@@ -117,12 +117,15 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
 
     # ------------------------------------------------------------------ contract: queries
     def current_player(self, state: LeastScoreState) -> np.ndarray:
+        """``(B,)`` int64: the seat to act in each game."""
         return state.cur.astype(_I64)
 
     def phase(self, state: LeastScoreState) -> np.ndarray:
+        """``(B,)`` int64: 0 = discard or declare, 1 = draw (L4): an index into ``phase_names``."""
         return state.phase.astype(_I64)
 
     def alive(self, state: LeastScoreState) -> np.ndarray:
+        """``(B, P)`` bool: the seats still in the game (L9 eliminates)."""
         al = state.alive
         if al.shape[0] == 1:  # B = 1: a copy of one table row (a slice, no fancy indexing)
             k = int(al[0])
@@ -163,6 +166,7 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
     # ------------------------------------------------------------------ readable state
     def state_dict(self, state: LeastScoreState, b: int = 0) -> dict:
         """The full state of game ``b`` (hidden cards included): for critics and debugging."""
+        b = check_game_index(b, state.phase.shape[0])
         s, P = state, self.num_players
 
         def cards(word) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deckgym.core import check_init_args, check_row_mask
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
 from leastscore_env.cards import NUM_CARDS, PAD, parse_card
 from leastscore_env.state import HAND_MAX, PAD_WORD, LeastScoreState
@@ -92,20 +93,20 @@ class LeastScoreDealing:
         self._deal_base = N_ALIVE[: 1 << P].astype(_I64) * hs
 
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> LeastScoreState:
-        """``batch`` fresh games; game ``i`` uses the random stream ``(seed, game_ids[i])``."""
-        if batch < 1:
-            raise ValueError(f"batch must be >= 1, got {batch}")
-        ids = np.arange(batch) if game_ids is None else np.asarray(game_ids)
-        if ids.shape != (batch,):
-            raise ValueError(f"game_ids must have shape ({batch},), got {ids.shape}")
+        """``batch`` (>= 1) freshly dealt games (L3); game ``i`` uses the random stream
+        ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
+        ids = check_init_args(batch, seed, game_ids)
         s = self._empty(batch)
         s.rng_key[:] = make_keys(seed, ids)
         self._new_episodes(s, np.arange(batch))
         return s
 
     def reset_where(self, state: LeastScoreState, mask: np.ndarray) -> None:
-        """A fresh episode in place where ``mask`` (each game continues its own stream)."""
-        g = np.flatnonzero(np.asarray(mask, dtype=bool))
+        """A fresh episode in place for the games where ``mask`` (a ``(B,)`` bool array),
+        each continuing its own random stream."""
+        if not isinstance(state, LeastScoreState):
+            raise ValueError(f"state must be a LeastScoreState, got {type(state).__name__}")
+        g = np.flatnonzero(check_row_mask(mask, state.phase.shape[0]))
         if g.size:
             self._new_episodes(state, g)
 
@@ -316,6 +317,7 @@ class LeastScoreDealing:
         if floor is None and len(used) == NUM_CARDS:
             raise ValueError("no card left to turn up as the floor (give 'floor' or leave cards in the deck)")
         s = self._empty(1)
+        check_init_args(1, seed, None)
         s.rng_key[:] = make_keys(int(seed), np.zeros(1, dtype=_I64))
         if first is None:
             first = int(random_below(s.rng_key, s.rng_counter, P)[0]) if r.first_player == "random" else 0

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from deckgym.core import check_out, check_seat
 from leastscore_env.cards import NUM_CARDS, PAD, VALUE
 from leastscore_env.state import HAND_MAX, LeastScoreState
 from leastscore_env.tables import BYTE_BITS_F32, N_ALIVE, N_ALIVE_PY
@@ -131,10 +132,13 @@ class LeastScoreObservation:
 
     # ------------------------------------------------------------------ observations
     def observe(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:
-        """(B, obs_size) float32, ego-centric for ``seat`` (int or (B,) array); layout in env.py.
+        """``(B, obs_size)`` float32 observations (layout in ``leastscore_env.env``),
+        ego-centric for ``seat``: an int, or ``(B,)`` ints (one seat per game); ValueError
+        otherwise.
 
-        A new array, unless ``out`` (a ``(B, obs_size)`` float32 array) is given: then the
-        observation is written into it and ``out`` is returned (saves the allocation).
+        A new array, unless ``out`` (a C-contiguous ``(B, obs_size)`` float32 array) is
+        given: then the observation is written into it and ``out`` is returned (saves the
+        allocation).
 
         The K 52-card blocks are gathered as K 52-bit words per game, unpacked and cast to
         float32 straight into the rows of ``obs``; the other fields are built in a small
@@ -142,14 +146,18 @@ class LeastScoreObservation:
         ``void`` item, both in L2-sized chunks of games.
         """
         s, P, K = state, self.num_players, self._nblocks
+        if not isinstance(s, LeastScoreState):
+            raise ValueError(f"state must be a LeastScoreState, got {type(s).__name__}")
         B = s.phase.shape[0]
         if B == 1 and out is None:
+            if type(seat) is not int or not 0 <= seat < P:
+                seat = check_seat(seat, 1, P)
             return self._observe_one(s, seat if type(seat) is int else int(np.asarray(seat).reshape(-1)[0]))
+        seat = check_seat(seat, B, P)
         if out is None:
             obs = np.empty((B, self.obs_size), dtype=np.float32)
         else:
-            if out.shape != (B, self.obs_size) or out.dtype != np.float32:
-                raise ValueError(f"out must be a ({B}, {self.obs_size}) float32 array, got {out.shape} {out.dtype}")
+            check_out(out, B, self.obs_size)
             obs = out
         X, D, tmp, tailQ = self._obs_scratch(B)
         # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
@@ -276,10 +284,13 @@ class LeastScoreObservation:
         return c
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        """Named, decoded fields of a batch of observations ``(B, obs_size)`` (or one)."""
+        """Named, decoded fields of a batch of observations ``(B, obs_size)`` or of one
+        ``(obs_size,)``: card ids (-1 = none), bool card sets and flags, counts as ints."""
         obs = np.asarray(obs, dtype=np.float32)
         if obs.ndim == 1:
             obs = obs[None]
+        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
+            raise ValueError(f"observations must have shape (B, {self.obs_size}), got {obs.shape}")
         B, P, L = obs.shape[0], self.num_players, self.obs_layout
 
         def f(name):

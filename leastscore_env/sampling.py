@@ -56,6 +56,9 @@ class LeastScoreSampling:
         (Lemire's multiply with rejection; n = number of legal actions) and the u-th set bit
         is selected from per-byte prefix counts (SWAR) and a table.
         """
+        if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
+            got = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+            raise ValueError(f"mask must be a (B, {NUM_ACTIONS}) bool array (legal_action_mask), got {got}")
         B = mask.shape[0]
         if B == 1:  # one game (a few calls): one exact draw among the legal actions
             legal = np.flatnonzero(mask[0])

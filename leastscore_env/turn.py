@@ -15,10 +15,10 @@ from bisect import bisect_left
 
 import numpy as np
 
-from deckgym.core import StepResult
+from deckgym.core import StepResult, check_actions, illegal_actions_error
 from leastscore_env.cards import NUM_CARDS
 from leastscore_env.legality import RANK_SUIT_TERM_PY
-from leastscore_env.state import DECLARE, DRAW_DECK, HAND_MAX, PAD_WORD, TAKE_FLOOR, LeastScoreState
+from leastscore_env.state import DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, TAKE_FLOOR, LeastScoreState
 from leastscore_env.tables import (ACTION_DISCARD_SLOTS, ACTION_DISCARD_TABLES, ACTION_DRAW_TABLES, CARD_BIT, CARD_BIT_PY,
                                    COMPRESS_BY1_PY, COMPRESS_BY2_PY, COMPRESS_BY4_PY, DECLARE_BIT, DECLARE_WORD,
                                    DISCARD_BYTES_PY, DISCARD_PAD_FILL_PY, DRAW_ACTIONS_WORD, DRAW_ACTIONS_WORD_PY,
@@ -46,8 +46,38 @@ class LeastScoreTurns:
             extra={"hand_total": ints[2]},
         )
 
-    def step(self, state: LeastScoreState, actions: np.ndarray) -> StepResult:
+    def check_actions(self, state: LeastScoreState, actions: np.ndarray) -> np.ndarray:
+        """``actions`` as a ``(B,)`` int array if each is legal in its game (L4, L5, L7),
+        else a ValueError naming the rows, their actions, phases and legal actions."""
+        if not isinstance(state, LeastScoreState):
+            raise ValueError(f"state must be a LeastScoreState, got {type(state).__name__}")
+        a = check_actions(actions, state.phase.shape[0], NUM_ACTIONS)
+        ok = np.right_shift(state.mask, a)
+        ok &= 1
+        if np.count_nonzero(ok) != ok.size:
+            bad = np.flatnonzero(ok == 0)
+            masks = (state.mask[bad, None] >> np.arange(NUM_ACTIONS)) & 1
+            raise illegal_actions_error(self, bad, a, state.phase[bad], masks.astype(bool))
+        return a
+
+    def step(self, state: LeastScoreState, actions: np.ndarray, check: bool = True) -> StepResult:
+        """Play one action per game, in place: ``actions`` ``(B,)`` ints, legal in each game.
+
+        Returns the :class:`~deckgym.core.StepResult` of the step (rewards, episode and round
+        ends, points, ``extra["hand_total"]``). ``check`` (default True): refuse the whole
+        step with a ValueError if any action is out of range, of the wrong shape or dtype,
+        or illegal in its game (rules: ``docs/RULES.md``). Loops that already sample from
+        ``legal_action_mask`` may pass ``check=False`` to skip it; an illegal action is then
+        undefined behaviour."""
         s = state
+        if check:
+            if (s.phase.shape[0] == 1 and type(actions) is np.ndarray and actions.shape == (1,)
+                    and actions.dtype.kind in "iu" and isinstance(s, LeastScoreState)):
+                a1 = int(actions[0])
+                if not (0 <= a1 < NUM_ACTIONS and (int(s.mask[0]) >> a1) & 1):
+                    self.check_actions(s, actions)  # raises, naming the problem
+                return self._step_one(s, a1)
+            actions = self.check_actions(s, actions)
         a = np.asarray(actions)
         B = a.shape[0]
         if B == 1 and s.phase.shape[0] == 1:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import check_core_options
+from deckgym.core import check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
 from racko_env.rack_tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
@@ -65,12 +65,15 @@ class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation):
         return self._cache(b).rows
 
     def current_player(self, state: RackoState) -> np.ndarray:
+        """``(B,)`` int64: the seat to act in each game."""
         return state.player.astype(np.int64)
 
     def phase(self, state: RackoState) -> np.ndarray:
+        """``(B,)`` int64: the decision to make, an index into ``phase_names`` (R4)."""
         return state.phase.astype(np.int64)
 
     def alive(self, state: RackoState) -> np.ndarray:
+        """``(B, P)`` bool, all True: nobody is eliminated in Rack-O (a read-only array)."""
         return self._cache(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
 
     # -- readable state -----------------------------------------------------------------------
@@ -81,6 +84,7 @@ class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation):
     def piles(self, state: RackoState, b: int = 0) -> tuple[list[int], list[int], int]:
         """Game ``b``'s draw pile (top first), discard pile (bottom first) and card in hand (0 = none)."""
         K = self.pile_size
+        b = check_game_index(b, state.disc_n.shape[0])
         s = int(state.disc_n[b])
         h = int(state.phase[b] != CHOOSE)
         pl = state.piles[b].astype(int)
@@ -90,6 +94,8 @@ class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation):
         return draw, discard, hand
 
     def state_dict(self, state: RackoState, b: int = 0) -> dict[str, Any]:
+        """The full state of game ``b`` in readable form, hidden cards included (``env.state()``)."""
+        b = check_game_index(b, state.disc_n.shape[0])
         draw, discard, hand = self.piles(state, b)
         racks = state.racks[b].astype(int)
         return {

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.core import check_init_args, check_row_mask
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
 from racko_env.state import CHOOSE, RackoState, empty_state
 
@@ -48,18 +49,22 @@ class RackoDealing:
         st.pub[rows[:, None], :, piles[:, K - 1 : K]] = True
 
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> RackoState:
-        if game_ids is None:
-            game_ids = np.arange(batch)
-        game_ids = np.asarray(game_ids)
-        if game_ids.shape != (batch,):
-            raise ValueError(f"game_ids must have shape ({batch},), got {game_ids.shape}")
+        """``batch`` (>= 1) freshly dealt games (R3); game ``i`` uses the random stream
+        ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
+        game_ids = check_init_args(batch, seed, game_ids)
         st = self._empty(batch)
         st.rng_key[:] = make_keys(seed, game_ids)
-        self.reset_where(st, np.ones(batch, dtype=bool))
+        self._new_episodes(st, np.arange(batch))
         return st
 
     def reset_where(self, state: RackoState, mask: np.ndarray) -> None:
-        rows = np.flatnonzero(mask)
+        """A fresh episode in place for the games where ``mask`` (a ``(B,)`` bool array),
+        each continuing its own random stream."""
+        if not isinstance(state, RackoState):
+            raise ValueError(f"state must be a RackoState, got {type(state).__name__}")
+        self._new_episodes(state, np.flatnonzero(check_row_mask(mask, state.disc_n.shape[0])))
+
+    def _new_episodes(self, state: RackoState, rows: np.ndarray) -> None:
         if len(rows) == 0:
             return
         ctr = state.rng_counter[rows]
@@ -144,6 +149,7 @@ class RackoDealing:
             raise ValueError(f"draw_pile/discard_pile: {pile_cards} cards listed but only {K} are outside the racks")
 
         st = self._empty(1)
+        check_init_args(1, seed, None)
         st.rng_key[:] = make_keys(int(seed), np.zeros(1, dtype=np.int64))
         ctr = st.rng_counter
         if "first_player" in options:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deckgym.core import check_out, check_seat
 from racko_env.state import CHOOSE, RackoState
 
 _VOID10 = np.dtype((np.void, 10))  # one rack (10 int8 cards) as one item
@@ -113,15 +114,25 @@ class RackoObservation:
         return c
 
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
-        """``(B, obs_size)`` float32 ego-centric observations (layout in ``racko_env.env``).
+        """``(B, obs_size)`` float32 observations (layout in ``racko_env.env``), ego-centric
+        for ``seat``: an int, or ``(B,)`` ints (one seat per game); ValueError otherwise.
 
-        ``out``: an optional C-contiguous float32 buffer to write into (saves the allocation
-        and its page faults when the caller reuses one buffer, e.g. a vector env)."""
+        ``out``: an optional C-contiguous ``(B, obs_size)`` float32 buffer to write into
+        (saves the allocation and its page faults when the caller reuses one buffer, e.g. a
+        vector env)."""
         st = state
         K, P = self.pile_size, self.num_players
-        if st.disc_n.shape[0] == 1 and out is None:
+        if not isinstance(st, RackoState):
+            raise ValueError(f"state must be a RackoState, got {type(st).__name__}")
+        b = st.disc_n.shape[0]
+        if b == 1 and out is None:
+            if type(seat) is not int or not 0 <= seat < P:
+                seat = check_seat(seat, 1, P)
             return self._observe_one(st, int(np.asarray(seat).reshape(-1)[0]))
-        b, N = st.disc_n.shape[0], self.deck_size
+        seat = check_seat(seat, b, P)
+        if out is not None:
+            check_out(out, b, self.obs_size)
+        N = self.deck_size
         c = self._obs_cache(b)
         if not isinstance(seat, (int, np.integer)):
             seat = np.asarray(seat)
@@ -199,10 +210,11 @@ class RackoObservation:
         return (np.array(raw, dtype=np.float32) * self._obs_scale)[None, :]
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        """Named, decoded fields of a batch of observations ``(B, obs_size)`` (layout v1)."""
+        """Named, decoded fields of a batch of observations ``(B, obs_size)`` or of one
+        ``(obs_size,)`` (layout v1): cards as ints, one-hots as indices, flags as bools."""
         obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
-        if obs.shape[1] != self.obs_size:
-            raise ValueError(f"observations must have {self.obs_size} columns, got {obs.shape[1]}")
+        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
+            raise ValueError(f"observations must have shape (B, {self.obs_size}), got {obs.shape}")
         b, P, N, K = obs.shape[0], self.num_players, self.deck_size, self.pile_size
         sl = self.obs_slices
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import StepResult
+from deckgym.core import StepResult, check_actions, illegal_actions_error
 from deckgym.rng import permutation_keys
 from racko_env.rack_tables import INCREASING, LONGEST_RUN, rack_codes
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoState
@@ -101,6 +101,8 @@ class RackoTurns:
         mask[PLACE_DISCARD, 2:12] = True
         mask[PLACE_DRAWN, 2:13] = True
         self._mask_table = mask
+        self._legal_code = mask.reshape(-1)  # by phase * 13 + action: legal (step's check)
+        self._legal_py = mask.tolist()
         words = np.zeros((3, 16), dtype=bool)
         words[:, :NUM_ACTIONS] = mask
         self._mask_words = words.view(np.uint64)
@@ -138,6 +140,9 @@ class RackoTurns:
         st.pub[rows, 1, new[:, K - 1]] = True
 
     def legal_action_mask(self, state: RackoState) -> np.ndarray:
+        """``(B, 13)`` bool: the legal actions of the player to act in each game (R4).
+
+        A read-only view of a per-phase table: copy it before writing into it."""
         # R4: the legal actions depend on the phase only (both piles are never empty when
         # needed: K >= 2 cards outside the racks, R1/R6). Rows are gathered as 16-byte words.
         return self._mask_words.take(state.phase, axis=0).view(bool)[:, :NUM_ACTIONS]
@@ -150,21 +155,60 @@ class RackoTurns:
         row from ``rng`` (uniform on [0, 110), 110 = lcm(2, 10, 11)) and a table lookup: about
         a tenth of ``argmax(rng.random((B, 13)) * mask, axis=1)``.
         """
+        if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
+            got = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+            raise ValueError(f"mask must be a (B, {NUM_ACTIONS}) bool array (legal_action_mask), got {got}")
         u = rng.integers(0, _SAMPLE_SPAN, size=mask.shape[0], dtype=np.uint16)
         key = np.multiply(mask[:, 0], _SAMPLE_SPAN, dtype=np.intp)
         key += np.multiply(mask[:, DISCARD_DRAWN], 2 * _SAMPLE_SPAN, dtype=np.intp)
         key += u
         return self._sample_table.take(key)
 
-    def step(self, state: RackoState, actions: np.ndarray) -> StepResult:
+    def check_actions(self, state: RackoState, actions: np.ndarray) -> np.ndarray:
+        """``actions`` as a ``(B,)`` int array if each is legal in its game (R4), else a
+        ValueError naming the rows, their actions, phases and legal actions."""
+        if not isinstance(state, RackoState):
+            raise ValueError(f"state must be a RackoState, got {type(state).__name__}")
+        a = check_actions(actions, state.disc_n.shape[0], NUM_ACTIONS)
+        ok = self._legal_code.take(state.phase * NUM_ACTIONS + a)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            ph = state.phase[bad]
+            raise illegal_actions_error(self, bad, a, ph, self._mask_table[ph])
+        return a
+
+    def step(self, state: RackoState, actions: np.ndarray, check: bool = True) -> StepResult:
+        """Play one action per game, in place: ``actions`` ``(B,)`` ints, legal in each game.
+
+        Returns the :class:`~deckgym.core.StepResult` of the step (rewards, episode and round
+        ends, points). ``check`` (default True): refuse the whole step with a ValueError if
+        any action is out of range, of the wrong shape or dtype, or illegal in its game
+        (rules: ``docs/RULES.md``). Loops that already sample from ``legal_action_mask`` may
+        pass ``check=False`` to skip it; an illegal action is then undefined behaviour."""
         # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat
         # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
         st = state
         K = self.pile_size
+        if check and not isinstance(st, RackoState):
+            self.check_actions(st, actions)  # raises, naming the problem
         if st.disc_n.shape[0] == 1:
-            return self._step_one(st, int(np.asarray(actions).reshape(-1)[0]))
+            if check:
+                if (type(actions) is np.ndarray and actions.shape == (1,) and actions.dtype.kind in "iu"
+                        and isinstance(st, RackoState)):
+                    a = int(actions[0])
+                    if not (0 <= a < NUM_ACTIONS and self._legal_py[st.phase[0]][a]):
+                        self.check_actions(st, actions)  # raises, naming the problem
+                else:
+                    a = int(self.check_actions(st, actions)[0])
+            else:
+                a = int(np.asarray(actions).reshape(-1)[0])
+            return self._step_one(st, a)
+        if check:
+            actions = check_actions(actions, st.disc_n.shape[0], NUM_ACTIONS)
         c = self._cache(st.disc_n.shape[0])
         code = st.phase * NUM_ACTIONS + actions
+        if check and not self._legal_code.take(code).all():
+            self.check_actions(st, actions)  # raises, naming the rows (nothing was changed yet)
         empty = st.disc_n == K  # the draw pile is empty (only possible in the choose phase)
         if np.count_nonzero(empty):
             need = self._t_draw.take(code) & empty  # R6: reshuffle when drawing from it

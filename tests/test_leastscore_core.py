@@ -236,7 +236,8 @@ def test_observe_out_parameter_and_array_seats_match():
     rng = np.random.default_rng(0)
     for _ in range(30):
         m = core.legal_action_mask(s)
-        core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
+        res = core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
+        core.reset_where(s, res.terminated | res.truncated)  # (a finished game takes no action)
     seats = rng.integers(0, 4, 37)
     obs = core.observe(s, seats)
     buf = np.full((37, core.obs_size), -7.0, dtype=np.float32)
