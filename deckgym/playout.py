@@ -64,10 +64,14 @@ def act_by_owner(
     numbers draw them in that order). Raises ``RuntimeError`` naming the agent and the
     action if any action is not legal under ``masks``.
     """
-    actions = np.empty(len(owner), dtype=np.int64)
-    for k in np.unique(owner):
-        rows = np.flatnonzero(owner == k)
-        actions[rows] = agents[k].act(obs[rows], masks[rows])
+    first = owner[0] if len(owner) else 0
+    if (owner == first).all():  # one agent moves everywhere: no copies of its inputs
+        actions = np.array(agents[first].act(obs, masks), dtype=np.int64)
+    else:
+        actions = np.empty(len(owner), dtype=np.int64)
+        for k in np.unique(owner):
+            rows = np.flatnonzero(owner == k)
+            actions[rows] = agents[k].act(obs[rows], masks[rows])
     bad = ~masks[np.arange(len(actions)), actions]
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
