@@ -167,3 +167,17 @@ def test_nothing_to_play_yields_nothing():
     core = make_core("racko", players=2)
     state = core.init(4, seed=0)
     assert list(play_out(core, state, [FirstLegal()], np.full((4, 2), -1))) == []
+
+
+def test_one_agent_everywhere_sees_the_batch_itself_and_returns_int64():
+    seen = []
+
+    class Narrow:
+        def act(self, obs, mask):
+            seen.append(obs)
+            return np.argmax(mask, axis=1).astype(np.int32)
+
+    obs, masks = np.zeros((4, 2)), np.array([[0, 1, 1]] * 4, bool)
+    acts = act_by_owner([Narrow()], np.zeros(4, int), obs, masks)
+    assert seen[0] is obs  # no copy of the batch for a lone agent
+    assert acts.dtype == np.int64 and acts.tolist() == [1, 1, 1, 1]
