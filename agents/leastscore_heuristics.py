@@ -11,13 +11,13 @@ Thin agent classes: the decision logic lives in ``leastscore_env.plan`` and
 * ``leastscore:expect`` (:class:`ExpectAgent`): counting's discards and draws, a declare rule
   on the expected L8 outcome under a calibrated opponent model.
 * ``leastscore:dp`` (:class:`DPAgent`): every hand valued by a dynamic program over the race
-  to declare (``leastscore_env.dp``); 25.8% of rounds against three counting, with fewer points.
+  to declare (``leastscore_env.dp``); the strongest of the four (EVALUATION.md).
 
 All decode observations only through ``core.obs_view`` (fields ``hand_mask``, ``floor``,
 ``dead``, ``seen``, ``opp_known``, ``opp_hand_size``, ``alive``, ``can_declare``,
 ``deck_size``, ``turn``) and score every action, picking the best legal one: the legal-action mask
 already encodes which discard groups are legal (L5) and whether declaring is allowed (L7).
-Rule ids (L4, L5, L7, L8) refer to ``RULES.md``.
+Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the
@@ -31,7 +31,7 @@ import numpy as np
 from agents.base import Agent
 from agents.params import Range
 from leastscore_env.dp import dp_actions
-from leastscore_env.plan import (  # noqa: F401  (re-exported: the logic used to live here)
+from leastscore_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
     CARD_RANK,
     CARD_VALUE,
     DECLARE,
@@ -121,7 +121,9 @@ class ExpectAgent(Agent):
     spec = "leastscore:expect"
     gamma = 0.7
     refill = 4.0
-    points_weight = 0.06  # sweep (300 deals, seed 0, vs 3 counting): 0 → 26.0% wins 9.6 pts; 0.06 → 24.6%, 7.67 (counting 7.79)
+    # Weight of round points against round wins: 0 wins a little more often but loses far more
+    # points than counting; 0.06 loses fewer points than counting (docs/notes/strength-experiments.md).
+    points_weight = 0.06
     margin = -0.05
     param_ranges = {"gamma": Range(0, None), "refill": Range(0, 50, why="a card total"),
                     "points_weight": Range(0, None), "margin": Range()}
@@ -145,9 +147,9 @@ class DPAgent(Agent):
     """
 
     spec = "leastscore:dp"
-    # 2000 deals vs 3 counting, 4 players, seeds 0 / 1: lam 0.06 wins 26.1% / 26.2% but loses more
-    # points than counting (7.52 vs 7.51, 7.47 vs 7.40); 0.07: 25.8% / 25.9%, fewer points on both
-    # (7.44 vs 7.53, 7.40 vs 7.42); 0.1: 25.0%, 7.26 vs 7.59
+    # The smallest weight on round points at which dp loses fewer points than counting while
+    # still winning more rounds than it; larger weights trade wins for points (the lam table in
+    # docs/notes/strength-experiments.md).
     lam = 0.07
     margin = 0.0
     param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}

@@ -22,7 +22,7 @@ import numpy as np
 from agents.base import Agent
 from agents.params import Choice, Range
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
-from racko_env.plan import (  # noqa: F401  (re-exported: the planner used to live here)
+from racko_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
     BIG,
     DEFAULT_SEQUENCE_PARAMS,
     SLOTS,

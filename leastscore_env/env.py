@@ -17,7 +17,7 @@ from leastscore_env import env
 | Observation Shape  | (52 * (4 + P) + 15 + (P - 1) + 3 * P + 4,): 450 for 4 players                 |
 | Observation Values | [0, 1] (scores: total / elimination_score, may pass 1 on the eliminating round) |
 
-Least Score (seed 004, rules L1-L10 of `RULES.md`) is a draw-and-discard card game with a
+Least Score (seed 004, rules L1-L10 of `docs/RULES.md`) is a draw-and-discard card game with a
 standard 52-card deck. Each player holds 5 hidden cards and wants the lowest hand total
 (Ace 1, 2-10 face value, J/Q/K 10). On a turn a player either **declares** (once every
 player still in the game has played a turn this round) or **plays**: discards a legal group

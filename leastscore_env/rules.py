@@ -1,4 +1,4 @@
-"""The rules object of Least Score (spec: ``/work/shared/RULES.md``, rules L1-L10).
+"""The rules object of Least Score (spec: ``docs/RULES.md``, rules L1-L10).
 
 :class:`LeastScoreRules` is a frozen dataclass; every point where the seed (004, Italian)
 is silent or ambiguous is a field, and its default is the reading written here.

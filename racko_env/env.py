@@ -2,7 +2,7 @@
 # Rack-O
 
 A draw-and-discard card game for 2–4 players: be the first to get the 10 cards of your
-rack in increasing order ("Rack-O"). The rules are ``RULES.md`` R1–R12 (cited below).
+rack in increasing order ("Rack-O"). The rules are ``docs/RULES.md`` R1–R12 (cited below).
 
 | Import             | `from racko_env import env` (or `pettingzoo.make("aec", "deckgym/racko-v0")`) |
 |--------------------|-------------------------------------------------------------------------------|

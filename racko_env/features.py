@@ -2,7 +2,7 @@
 
 :func:`derived_features` is a pure, batched function of a batch of *observations* (decoded
 with ``core.obs_view``): it never sees the game state, so it uses exactly the player's own
-information (RULES.md "Information"). A learner appends these columns to the core's
+information (docs/RULES.md "Information"). A learner appends these columns to the core's
 observation; an agent that loads a model trained with them recomputes them from its own
 observation the same way.
 

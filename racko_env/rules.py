@@ -1,4 +1,4 @@
-"""Rack-O rules: the settings of one game, validated (``/work/shared/RULES.md`` R1–R12).
+"""Rack-O rules: the settings of one game, validated (``docs/RULES.md`` R1–R12).
 
 :class:`RackoRules` is a frozen dataclass; ``None`` fields are resolved to the spec's
 defaults in ``__post_init__`` (so ``RackoRules(num_players=3).deck_size == 50``), and an
@@ -30,7 +30,7 @@ can switch it; the default is listed first):
   (runs shorter than 3 earn nothing).
 - **R11** ``partner_bonus=True``: with ``partners=True`` the player who went out earns the R10
   run bonus for the team even if ``bonus=False`` (seed 000 describes the run bonus as part of
-  the partner variant; RULES.md R11 says the same). Only the rack of the player who went out
+  the partner variant; docs/RULES.md R11 says the same). Only the rack of the player who went out
   counts. In the partner variant every per-seat score (round points, totals) is the team's
   score; the individual R8 points are reported separately (``own_points``).
 - **R12** a match ends after the round in which some player (team) reaches ``target_score``;
@@ -62,7 +62,7 @@ def _is_int(x: object) -> bool:
 
 @dataclass(frozen=True)
 class RackoRules(Rules):
-    """The settings of a Rack-O game (RULES.md R1–R12).
+    """The settings of a Rack-O game (docs/RULES.md R1–R12).
 
     Fields:
         num_players: 2–4 (R1).

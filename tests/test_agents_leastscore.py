@@ -1,5 +1,5 @@
 """Least Score heuristic agents (agents/leastscore_heuristics.py): obvious moves, legality,
-reproducibility and a short ladder in the arena. Rule ids (L4, L5, L7, L8) are RULES.md's."""
+reproducibility and a short ladder in the arena. Rule ids (L4, L5, L7, L8) are docs/RULES.md's."""
 
 import functools
 import itertools

@@ -1,7 +1,7 @@
 """Rack-O heuristic agents (agents/racko_heuristics.py): obvious moves, legality, seeds, ladder.
 
 Hand-built positions are decoded views (the dict ``core.obs_view`` returns), so each test
-states the position in card values. Rule ids refer to RULES.md.
+states the position in card values. Rule ids refer to docs/RULES.md.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def test_every_rule_id_has_its_own_heading(rule_id):
 
 def test_rule_ids_cited_in_the_code_exist_in_the_rules():
     cited: set[str] = set()
-    for folder in ("racko_env", "leastscore_env", "deckgym", "agents", "training", "tests"):
+    for folder in ("racko_env", "leastscore_env", "deckgym", "agents", "training", "experiments", "tests"):
         for path in (ROOT / folder).rglob("*.py"):
             cited |= set(re.findall(r"\b[RL]\d+\b", path.read_text(encoding="utf-8")))
     unknown = cited - set(RULE_IDS)
@@ -98,3 +98,60 @@ def test_relative_links_resolve(doc):
         resolved = (path.parent / target).resolve()
         assert resolved.is_relative_to(ROOT), f"{doc} links to {target}, outside the repository"
         assert resolved.exists(), f"{doc} links to {target}, which does not exist"
+
+
+# -- repository hygiene: the repository speaks only of the product ----------------------------
+# The forbidden strings are assembled from pieces so that this file does not match itself.
+FORBIDDEN = {
+    "a path outside the repository": re.compile(re.escape(".." + "/shared")),
+    "a machine path": re.compile("|".join(re.escape(p) for p in ("/" + "work/", "/" + "root/"))),
+    "a work-session number": re.compile(r"\bsess" r"ions?[ -]?\d", re.I),
+    "a deadline note": re.compile(r"\bst" r"op 1[0-9]", re.I),
+    "an issue number": re.compile(r"\biss" r"ues? #?\d", re.I),
+}
+BINARY_SUFFIXES = {".zip", ".png", ".npz", ".npy", ".pkl", ".pt", ".gz", ".jpg", ".pdf"}
+
+
+def tracked_text_files() -> list[Path]:
+    """Every git-tracked file that is text (binaries by suffix or by a NUL byte are skipped)."""
+    import subprocess
+
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    files = []
+    for name in out.decode().split("\0"):
+        path = ROOT / name
+        if not name or path.suffix in BINARY_SUFFIXES or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" not in data[:8192]:
+            files.append(path)
+    return files
+
+
+def test_hygiene_scans_the_repository():
+    names = {p.relative_to(ROOT).as_posix() for p in tracked_text_files()}
+    assert {"README.md", "docs/RULES.md", "tests/test_docs.py", "racko_env/rules.py"} <= names
+
+
+@pytest.mark.parametrize("what", list(FORBIDDEN))
+def test_no_tracked_file_speaks_of_the_workshop(what):
+    pattern = FORBIDDEN[what]
+    hits = []
+    for path in tracked_text_files():
+        for no, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()[:100]}")
+    assert not hits, f"{what} in tracked files:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("what", list(FORBIDDEN))
+def test_the_hygiene_patterns_catch_what_they_are_for(what):
+    samples = {
+        "a path outside the repository": "see ../" "shared/RULES.md",
+        "a machine path": "open('/" "work/shared/RULES.md')",
+        "a work-session number": "measured in Sess" "ion 4",
+        "a deadline note": "land before st" "op 15",
+        "an issue number": "as Iss" "ue 14 asks",
+    }
+    assert FORBIDDEN[what].search(samples[what])
+    assert not FORBIDDEN[what].search("PlaySession(game) runs one session of play; see docs/RULES.md")

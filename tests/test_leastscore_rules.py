@@ -1,4 +1,4 @@
-"""Least Score rules L1-L10 (RULES.md) on hand-built deals, cards, the rules object and
+"""Least Score rules L1-L10 (docs/RULES.md) on hand-built deals, cards, the rules object and
 the L5 lookup table against a straightforward reference implementation."""
 
 import functools

@@ -1,4 +1,4 @@
-"""Rack-O rules R1–R12 (RULES.md) on hand-built deals, through the batched core."""
+"""Rack-O rules R1–R12 (docs/RULES.md) on hand-built deals, through the batched core."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ action mask, over ``B`` games (no Python loop over games; tables are built at im
 
 It lives in the game package because both the agents (``agents.leastscore_heuristics``)
 and the learners' derived features (``leastscore_env.features``, version 2) use it; games
-never import agents. Rule ids (L4, L5, L7, L8) refer to ``RULES.md``.
+never import agents. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the
@@ -345,13 +345,11 @@ def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float
 
 # --------------------------------------------------------------------------- expect
 
-#: Calibrated opponent model (``calibrated_skew``). Fitted offline on 96,100 declare-able
-#: decisions of 4-player ``leastscore:counting`` self-play (1,024 games × 300 steps, seed 0):
-#: the maximum-likelihood tilt of an opponent's unknown cards, by rounds played and number
-#: of unknown cards, is ≈ 0 for one unknown card in round 1 (a fresh draw) and grows with
-#: both (0.12 for 5 unknown cards in round 1, 0.22 for 4 in rounds 4-5). The linear fit
-#: below lowers the log-loss of the declare-success estimate from 0.2259 (constant 0.05)
-#: to 0.2236 and fixes its over-estimate at 0.2-0.4 (predicted 0.29: true 0.24 → 0.28).
+#: Calibrated opponent model (``calibrated_skew``): how far an opponent's unknown cards lean
+#: towards low values grows with the rounds it has played and the number of unknown cards
+#: (a fresh draw does not lean at all), so the tilt is a linear fit on both, made offline on
+#: 4-player ``leastscore:counting`` self-play. A constant tilt over-estimated the chance of a
+#: true declaration; the fit and what it changed are in docs/notes/strength-experiments.md.
 SKEW_BASE, SKEW_PER_ROUND, SKEW_PER_UNKNOWN, SKEW_ROUND_CAP = -0.03, 0.03, 0.035, 6
 #: The value of not declaring (for the L8 decision), a least-squares fit on the same kind of
 #: self-play data (92,998 decisions, seed 1) where counting did not declare: the seat's later

@@ -32,8 +32,8 @@ __all__ = [
 ]
 
 CHOOSE = 0
-#: quantiles of the unseen values that stand in for a blind draw (draw_outlook): 16 plays
-#: as well as all of them (54.3% vs 53.3% against racko:sequence, 1,500 deals) at ~half the cost
+#: quantiles of the unseen values that stand in for a blind draw (draw_outlook): 16 play as
+#: well as every unseen value at about half the cost, and 8 play worse (docs/notes/strength-experiments.md)
 OUTLOOK_SAMPLES = 16
 SLOTS = 10
 BIG = 1.0e4  # "impossible" cost (finite, so sums and differences stay well defined)
@@ -499,14 +499,14 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
                  samples: int | None = OUTLOOK_SAMPLES) -> np.ndarray:
     """(B,) estimated turns to go out after a blind draw from the draw pile (a one-card lookahead).
 
-    Every card the player has not seen is equally likely to be drawn (RULES.md
+    Every card the player has not seen is equally likely to be drawn (docs/RULES.md
     "Information": the unseen cards are the draw pile and the hidden parts of the other
     racks). For each candidate value ``v`` the player would play it as well as the planner
     can (its cheapest slot, keep the rack if that is cheaper, 0 if it goes out); the
     outlook is the mean over ``v``. ``samples`` evenly spaced quantiles of the unseen
     values stand in for all of them (``None``: every unseen value, exact but slower).
     Comparing it with the cost of taking the discard is a better take/draw rule than
-    :func:`plan_choices`' fixed margin (see EVALUATION.md).
+    :func:`plan_choices`' fixed margin (see docs/notes/strength-experiments.md).
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(view["rack"], dtype=np.int64)
