@@ -255,13 +255,12 @@ class DeckGymVectorEnv(VectorEnv):
         if seed is not None and (not _is_int(seed) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         seat = self._reset_options(options)
-        super().reset(seed=seed)
         if seed is None:
-            if self._first_seed is not None:
-                seed = self._first_seed
-            else:  # continue from the last seeded reset (fresh entropy if there was none)
-                seed = int(self.np_random.integers(2**31 - 1))
+            seed = self._first_seed  # the constructor's seed, once
         self._first_seed = None
+        super().reset(seed=seed)
+        if seed is None:  # continue from the last seeded reset (fresh entropy if there was none)
+            seed = int(self.np_random.integers(2**31 - 1))
         self._start(int(seed), seat)
         return self._obs.copy(), self._step_infos(None)
 
