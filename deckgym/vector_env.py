@@ -397,14 +397,14 @@ class DeckGymVectorEnv(VectorEnv):
         self._fin = []
         if active is None:
             self.ep_len += 1
-            res = self.core.step(self.state, a)
+            res = self.core.step(self.state, a, check=False)  # checked above against the same mask
             self._collect(res, np.arange(B), rew, done)
         else:
             rows = np.flatnonzero(active)
             self.ep_len[rows] += 1
             if rows.size:
                 sub = self.state.take(rows)
-                res = self.core.step(sub, a[rows])
+                res = self.core.step(sub, a[rows], check=False)
                 self.state.put(rows, sub)
                 self._collect(res, rows, rew, done)
         self._advance(rew, done)
