@@ -105,16 +105,18 @@ def feature_names(version: int = FEATURES_VERSION) -> tuple[str, ...]:
 
 
 def lis_length(racks: np.ndarray) -> np.ndarray:
-    """Longest strictly increasing subsequence of each row of ``racks (..., 10)`` (batched DP)."""
+    """Longest strictly increasing subsequence of each row of ``racks (..., 10)`` (compiled, per row)."""
+    from racko_env.lis_kernel import lis_rows  # numba: loaded on first use, not at import
+
     r = np.asarray(racks, dtype=np.int16)
     shape = r.shape[:-1]
-    r = r.reshape(-1, r.shape[-1])
-    n = r.shape[1]
-    L = np.ones(r.shape, dtype=np.int16)
-    for j in range(1, n):  # over the 10 slots, never over games
-        less = r[:, :j] < r[:, j : j + 1]
-        L[:, j] = 1 + np.max(np.where(less, L[:, :j], 0), axis=1)
-    return L.max(axis=1).reshape(shape)
+    r = np.ascontiguousarray(r.reshape(-1, r.shape[-1]))
+    out = np.empty(r.shape[0], dtype=np.int16)
+    if r.shape[1]:
+        lis_rows(r, out)
+    else:
+        out[:] = 0
+    return out.reshape(shape)
 
 
 def _placements(rack: np.ndarray, card: np.ndarray) -> np.ndarray:

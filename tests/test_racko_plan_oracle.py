@@ -97,3 +97,12 @@ def test_costs_of_many_cards_and_the_exact_outlook_match(kw):
             assert got1.shape == (obs.shape[0], 11) and np.array_equal(got1, want1)
         assert np.array_equal(plan.draw_outlook(view, rules, samples=None), OP.draw_outlook(view, rules, samples=None))
 
+
+
+def test_lis_length_matches_on_any_leading_shape():
+    rng = np.random.default_rng(4)
+    for shape in ((300, 10), (5, 11, 10), (10,)):
+        racks = rng.integers(0, 61, shape)
+        got, want = F.lis_length(racks), OF.lis_length(racks)
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    assert F.lis_length(np.arange(1, 11)) == 10 and F.lis_length(np.arange(10, 0, -1)) == 1
