@@ -253,3 +253,13 @@ def test_demo_lineup_plays_shipped_rllib_models(trained, tmp_path):
     assert specs[-1] == f"rllib:{tmp_path / 'racko_2p_rllib'}" and not any(s.endswith(":PATH") for s in specs)
     rep = evaluate("racko", [specs[-1], "random"], deals=1, seed=0)
     assert sum(a.games for a in rep.agents) == 4
+
+
+def test_play_against_an_rllib_model(trained, monkeypatch, capsys):
+    import io
+
+    path = trained["racko"]["model"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n2\n"))  # two moves of the human, then input closes
+    assert cli(["play", "racko", "--vs", f"rllib:{path}", "--seed", "9", "--seat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"rllib:{path}" in out and "Input closed" in out
