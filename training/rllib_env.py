@@ -191,4 +191,4 @@ def make_rllib_env(config: dict[str, Any]) -> Any:
     """RLlib env creator: ``PettingZooEnv(LearnerSeatsEnv(**config))``."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-    return PettingZooEnv(LearnerSeatsEnv(**{k: v for k, v in dict(config).items()}))
+    return PettingZooEnv(LearnerSeatsEnv(**dict(config)))  # EnvContext is a dict subclass
