@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.params import Range
-from leastscore_env.dp import dp_actions
+from leastscore_env.dp import dp_actions, dp_actions_obs  # noqa: F401  (dp_actions re-exported)
 from leastscore_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
     CARD_RANK,
     CARD_VALUE,
@@ -47,6 +47,7 @@ from leastscore_env.plan import (  # noqa: F401  (re-exported for code that impo
     RANK_VALUE,
     best_group_value,
     counting_actions,
+    counting_actions_obs,
     counting_scores,
     decode,
     expect_actions,
@@ -101,11 +102,11 @@ class CountingAgent(Agent):
                     "min_success": Range(0, 1, why="a probability"), "skew": Range(0, 5, why="tilt exp(-skew * value)")}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        view = self.core.obs_view(np.asarray(observations))
         rules = self.core.rules
-        return counting_actions(view, action_masks, gamma=self.gamma, refill=self.refill, min_success=self.min_success,
-                                skew=self.skew, tie_wins=bool(getattr(rules, "tie_wins", True)),
-                                sequence_lengths=_rules_sequences(rules))
+        return counting_actions_obs(self.core, observations, action_masks, gamma=self.gamma, refill=self.refill,
+                                    min_success=self.min_success, skew=self.skew,
+                                    tie_wins=bool(getattr(rules, "tie_wins", True)),
+                                    sequence_lengths=_rules_sequences(rules))
 
 
 class ExpectAgent(Agent):
@@ -155,5 +156,5 @@ class DPAgent(Agent):
     param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        view = self.core.obs_view(np.asarray(observations))
-        return dp_actions(view, action_masks, lam=self.lam, margin=self.margin, **rules_kwargs(self.core.rules))
+        return dp_actions_obs(self.core, observations, action_masks, lam=self.lam, margin=self.margin,
+                              **rules_kwargs(self.core.rules))

@@ -252,6 +252,57 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
 # --------------------------------------------------------------------------- policy
 
 
+class _WorthTables:
+    """The ``solve`` tables ``X`` of every live-player count met so far, flattened end to
+    end for the compiled planner (``plan_kernels.dp_row``): ``flat`` and ``offsets[P]``
+    (-1: not solved yet). Solved on demand: an arena of 4-player rounds needs only P = 4."""
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self.solved: dict[int, np.ndarray] = {}
+        self.flat = np.zeros(1)
+        self.offsets = np.full(pl.NUM_ACTIONS, -1, dtype=np.int64)  # any P the observations can show
+
+    def add(self, P: int) -> None:
+        if not 2 <= P < len(self.offsets):
+            raise ValueError(f"leastscore:dp has no tables for {P} players")
+        lam, tie_wins, penalty, seqs = self.key
+        self.solved[P] = solve(P, lam, tie_wins, penalty, seqs)[1]
+        parts, off = [], 0
+        self.offsets[:] = -1
+        for q in sorted(self.solved):
+            self.offsets[q] = off
+            parts.append(self.solved[q].reshape(-1))
+            off += parts[-1].size
+        self.flat = np.concatenate(parts)
+
+
+_WORTH: dict[tuple, _WorthTables] = {}
+
+
+def worth_tables(lam: float, tie_wins: bool, penalty: float, sequence_lengths: tuple[int, ...]) -> _WorthTables:
+    key = (float(lam), bool(tie_wins), float(penalty), tuple(sequence_lengths))
+    t = _WORTH.get(key)
+    if t is None:
+        t = _WORTH[key] = _WorthTables(key)
+    return t
+
+
+def dp_tables(tables: _WorthTables, lam: float, margin: float, tie_wins: bool, penalty: float) -> tuple:
+    """The arguments of ``plan_kernels.dp_row`` after ``b, D, m`` up to ``discard_slots``."""
+    return (tables.flat, tables.offsets, NMAX, NUM_HANDS, float(lam), float(margin), bool(tie_wins), float(penalty),
+            pl.tilt_table(), CODES, ADD, REMOVE, _BASE, pl.DISCARD_SLOTS)
+
+
+def run_dp(kernel: Any, tables: _WorthTables, args_before: tuple, args_after: tuple, lam: float, margin: float,
+           tie_wins: bool, penalty: float) -> None:
+    """Call a compiled dp driver, solving the tables of any live-player count it asks for."""
+    while True:
+        missing = kernel(*args_before, *dp_tables(tables, lam, margin, tie_wins, penalty), *args_after)
+        if missing == 0:
+            return
+        tables.add(int(missing))
+
 
 def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07,
             margin: float = 0.0, tie_wins: bool = True, penalty: float = 20.0,
@@ -259,58 +310,41 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07
     """The ``leastscore:dp`` decisions and the values behind them, for ``B`` games.
 
     The value tables are those of the number of players still in each game (L9), read from
-    the observation, with our position in the round's turn order.
+    the observation, with our position in the round's turn order. Each discard (draw) is
+    valued by the hand it leaves, followed by the deck (odds of the unseen pool) or a floor
+    card, by the worth right after our turn; declaring now by the calibrated opponent model
+    with what we see of their hands (``plan_kernels.dp_row``).
 
     Returns ``action`` (B,), ``declare`` (utility of declaring now, 0 where not legal),
     ``play_on`` (utility of the best discard, or of the best draw in the draw phase) and
     ``values`` (B, 38): each legal action's utility (−inf elsewhere; declare holds ``declare``).
     """
-    from leastscore_env.plan_kernels import dp_option_values  # numba: loaded on first use
+    from leastscore_env.plan_kernels import dp_rows  # numba: loaded on first use
 
-    masks = np.asarray(masks, dtype=bool)
-    d = pl.decode(view)
+    masks = np.ascontiguousarray(masks, dtype=bool)
     b = masks.shape[0]
-    turn = np.asarray(view["turn"]).astype(np.int64)
-    live = d["opp_alive"].sum(axis=1) + 1
-    values = np.full((b, pl.NUM_ACTIONS), -np.inf)
-    declare_u = np.zeros(b)
-    nf = min(d["floor"].shape[1], pl.NUM_ACTIONS - pl.FLOOR0)
-    floor_rank = np.where(d["floor_ok"], pl.CARD_RANK[np.maximum(d["floor"], 0)], 0)[:, :nf]
-    floor_ok = d["floor_ok"][:, :nf]
-    draw = pl._draw_phase(masks)
-    counts = np.ascontiguousarray(d["hand_counts"], dtype=np.int64)
-    hand = np.ascontiguousarray(d["hand"], dtype=np.int64)
-    rank_p = np.ascontiguousarray(d["pool_rank_p"], dtype=np.float64)
-    floor_rank = np.ascontiguousarray(floor_rank, dtype=np.int64)
-    floor_ok = np.ascontiguousarray(floor_ok)
-    for P in np.unique(live):  # a loop over player counts, not games
-        rows = np.flatnonzero(live == P)
-        if P < 2:
-            continue
-        _, X = solve(int(P), float(lam), bool(tie_wins), float(penalty), tuple(sequence_lengths))
-        for phase_rows, is_draw in ((rows[draw[rows]], True), (rows[~draw[rows]], False)):
-            if not phase_rows.size:
-                continue
-            pos = turn[phase_rows] % P
-            n = np.minimum(turn[phase_rows] // P + 1, NMAX)
-            # each discard's kept hand (or, drawing, the hand), then the deck (odds of the
-            # unseen pool) or one floor card onto it, valued by X[pos, n] (worth right after the turn)
-            dp_option_values(X, phase_rows, pos, n, counts, hand, rank_p, floor_rank, floor_ok, is_draw, CODES, ADD,
-                             REMOVE, _BASE, pl.DISCARD_SLOTS, pl.CARD_RANK, pl.DRAW_DECK, pl.FLOOR0, values)
-    values = np.where(masks, values, -np.inf)
-    play_u = values[:, :pl.DECLARE].max(axis=1, initial=-np.inf)
-    play_u = np.where(draw, values[:, pl.DRAW_DECK:].max(axis=1, initial=-np.inf), play_u)
-    r = np.flatnonzero(masks[:, pl.DECLARE] & ~draw)
-    if r.size:  # L7/L8 now: the calibrated opponent model with what we see of their hands
-        sub = {k: v[r] for k, v in d.items()}
-        out = pl.declare_outlook(sub, turn[r] // live[r], tie_wins=tie_wins, penalty=penalty)
-        declare_u[r] = out["success"] - lam * out["points"]
-        values[r, pl.DECLARE] = declare_u[r]
-    scores = values.copy()
-    scores[r, pl.DECLARE] = np.where(declare_u[r] > play_u[r] + margin, np.inf, -np.inf)
-    return {"action": best_legal(scores, masks), "declare": declare_u, "play_on": play_u, "values": values}
+    D = pl.decoded(pl.decode(view), np.asarray(view["turn"]))
+    out = {"action": np.zeros(b, np.int64), "declare": np.zeros(b), "play_on": np.zeros(b),
+           "values": np.empty((b, pl.NUM_ACTIONS))}
+    run_dp(dp_rows, worth_tables(lam, tie_wins, penalty, sequence_lengths), (D, masks),
+           (out["action"], out["declare"], out["play_on"], out["values"]), lam, margin, tie_wins, penalty)
+    return out
 
 
 def dp_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) -> np.ndarray:
     """The ``leastscore:dp`` actions (see :func:`dp_plan`)."""
     return dp_plan(view, masks, **kwargs)["action"]
+
+
+def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float = 0.07, margin: float = 0.0,
+                   tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
+    """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
+    pass decodes and plans each row (``obs_kernels.dp_actions_rows``)."""
+    from leastscore_env.obs_kernels import dp_actions_rows, layout, mask_rows, obs_rows  # numba: loaded on first use
+
+    obs = obs_rows(core, obs)
+    masks = mask_rows(masks, obs.shape[0])
+    action = np.zeros(obs.shape[0], np.int64)
+    run_dp(dp_actions_rows, worth_tables(lam, tie_wins, penalty, sequence_lengths), (obs, masks, layout(core)),
+           (action,), lam, margin, tie_wins, penalty)
+    return action

@@ -60,14 +60,14 @@ import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
-from leastscore_env.dp import dp_plan
+from leastscore_env.dp import run_dp, worth_tables
 from leastscore_env.plan import expect_plan, rules_kwargs
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
+DP_LAM, DP_MARGIN = 0.07, 0.0  # version 3: leastscore:dp's defaults (``dp.dp_plan``)
 NUM_PLAN_FEATURES = NUM_ACTIONS + 3  # versions 2, 3: a heuristic's action one-hot and three numbers behind it
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
-_SUBSETS = np.array([[(sel >> i) & 1 for i in range(5)] for sel in range(1, 32)], dtype=np.float32)  # (31, 5)
 
 
 def _check_version(version: int) -> None:
@@ -99,61 +99,22 @@ def legal_discards(core: Any, hand: np.ndarray) -> np.ndarray:
 
 
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
+    """``(B, num_features)`` float32 features of observations ``(B, obs_size)`` (layout in the
+    module doc), one compiled pass per batch (``obs_kernels.features_rows``)."""
+    from leastscore_env.obs_kernels import features_rows, layout, obs_rows  # numba: loaded on first use
+
     _check_version(version)
-    v = core.obs_view(obs)
-    hand = v["hand"]  # (B, 5) card ids in canonical order, -1 = empty
-    B = hand.shape[0]
-    P = int(core.num_players)
-    n1 = num_features(core, 1)
-    out = np.zeros((B, num_features(core, version)), dtype=np.float32)
-    if B == 0:
+    obs = obs_rows(core, obs)
+    out = np.zeros((obs.shape[0], num_features(core, version)), dtype=np.float32)
+    if obs.shape[0] == 0:
         return out
-    have = hand >= 0
-    sv = np.where(have, _VAL[np.clip(hand, 0, NUM_CARDS - 1)], 0.0)  # (B, 5) slot values
-    total = sv.sum(axis=1)
-    out[:, 0:5] = sv / 10
-    out[:, 5] = total / 50
-    out[:, 6] = have.sum(axis=1) / 5
-    legal = legal_discards(core, hand)
-    removed = sv @ _SUBSETS.T  # (B, 31)
-    dv = np.where(legal, removed, 0.0)
-    out[:, 7:38] = dv / 50
-    best = dv.max(axis=1)
-    out[:, 38] = best / 50
-    out[:, 39] = (total - best) / 50
-    floor = v["floor"]  # (B, 5) ids, -1 = none
-    fhave = floor >= 0
-    fv = np.where(fhave, _VAL[np.clip(floor, 0, NUM_CARDS - 1)], 0.0)
-    out[:, 40:45] = fv / 10
-    same = (floor[:, :, None] >> 2 == hand[:, None, :] >> 2) & fhave[:, :, None] & have[:, None, :]
-    out[:, 45:50] = same.sum(axis=2) / 2
-    out[:, 50] = np.where(fhave, fv, 10.0).min(axis=1) / 10
-    # cards this player cannot locate: the deck and the opponents' unknown cards
-    known_opp = v["opp_known"]  # (B, P-1, 52)
-    located = v["hand_mask"] | v["dead"] | v["discard"] | known_opp.any(axis=1)
-    fb = np.zeros((B, NUM_CARDS), bool)
-    rows = np.repeat(np.arange(B), 5)
-    fl = floor.ravel()
-    fb[rows[fl >= 0], fl[fl >= 0]] = True
-    located |= fb
-    unknown = ~located
-    n_unknown = unknown.sum(axis=1)
-    mean_unknown = np.where(n_unknown > 0, (unknown * _VAL).sum(axis=1) / np.maximum(n_unknown, 1), 0.0)
-    out[:, 51] = mean_unknown / 10
-    kv = (known_opp * _VAL).sum(axis=2)  # (B, P-1)
-    kn = known_opp.sum(axis=2)
-    size = v["opp_hand_size"]
-    est = kv + np.maximum(size - kn, 0) * mean_unknown[:, None]
-    alive_opp = v["alive"][:, 1:] if v["alive"].shape[1] == P else np.ones((B, P - 1), bool)
-    est = np.where(alive_opp & (size > 0), est, 0.0)
-    out[:, 52 : 52 + P - 1] = est / 50
-    out[:, 52 + P - 1 : 52 + 2 * (P - 1)] = kv / 50
-    lowest = np.where(alive_opp & (size > 0), est, np.inf).min(axis=1)
-    out[:, n1 - 1] = np.where(np.isfinite(lowest), total - lowest, 0.0) / 50
+    rk = rules_kwargs(core.rules)
+    A, Bt, MONO = _tables(tuple(core.rules.sequence_lengths), bool(core.rules.sequence_same_suit))
+    run_dp(features_rows, worth_tables(DP_LAM, rk["tie_wins"], rk["penalty"], rk["sequence_lengths"]),
+           (obs, layout(core), A, Bt, MONO, version == 3, out), (), DP_LAM, DP_MARGIN, rk["tie_wins"], rk["penalty"])
     if version == 2:
-        _plan_block(core, v, legal, out[:, n1:])
-    elif version == 3:
-        _dp_block(core, v, legal, out[:, n1:])
+        v = core.obs_view(obs)
+        _plan_block(core, v, legal_discards(core, v["hand"]), out[:, num_features(core, 1):])
     return out
 
 
@@ -181,17 +142,6 @@ def _plan_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.
     out[:, 38] = plan["success"]
     out[:, 39] = np.minimum(plan["points"] / 40.0, 1.0)
     out[:, 40] = np.clip(plan["advantage"], -1.0, 1.0)
-
-
-def _dp_block(core: Any, v: dict[str, np.ndarray], legal: np.ndarray, out: np.ndarray) -> None:
-    """Fill the version-3 columns (dp's decision, see the module doc) in place."""
-    mask = legal_mask_from_view(core, v, legal)
-    plan = dp_plan(v, mask, **rules_kwargs(core.rules))
-    out[np.arange(out.shape[0]), plan["action"]] = 1.0
-    can = mask[:, DECLARE] & (v["phase"] == 0)
-    out[:, 38] = np.clip(plan["declare"], -1.0, 1.0)
-    out[:, 39] = np.clip(plan["play_on"], -1.0, 1.0)
-    out[:, 40] = np.where(can, np.clip(plan["declare"] - plan["play_on"], -1.0, 1.0), 0.0)
 
 
 def feature_bounds(core: Any, version: int = FEATURES_VERSION) -> tuple[np.ndarray, np.ndarray]:

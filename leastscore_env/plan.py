@@ -114,6 +114,22 @@ def _draw_phase(masks: np.ndarray) -> np.ndarray:
     return masks[:, DRAW_DECK:].any(axis=1)
 
 
+def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """A :func:`decode` dict as the tuple the compiled row planners read
+    (``plan_kernels.DECODED``), contiguous, with fixed dtypes; ``turn`` (B,) or zeros."""
+    b = d["hand"].shape[0]
+    known = d["opp_known"]
+    i64 = np.int64
+
+    def c(x, dtype):
+        return np.ascontiguousarray(x, dtype=dtype)
+
+    return (c(d["hand"], i64), c(d["hand_val"], i64), c(d["hand_sum"], i64), c(d["hand_counts"], i64),
+            c(d["floor"], i64), c(d["floor_ok"], bool), c(d["floor_val"], i64), c(d["pool_rank_p"], np.float64),
+            c(d["pool_val_p"], np.float64), c((known * CARD_VALUE).sum(axis=2), i64), c(known.sum(axis=2), i64),
+            c(d["opp_size"], i64), c(d["opp_alive"], bool), c(np.zeros(b) if turn is None else turn, i64))
+
+
 # --------------------------------------------------------------------------- groups (L5)
 
 
@@ -249,21 +265,15 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
 
     An opponent's total = its known cards (taken from the floor, still held) + the sum of
     its unknown cards, drawn from the unseen pool's value distribution (tilted towards low
-    values by ``exp(-skew * value)``: players keep their low cards), convolved exactly.
+    values by ``exp(-skew * value)``: players keep their low cards), convolved exactly
+    (``plan_kernels.below_row``).
     """
-    p = d["pool_val_p"] * np.exp(-skew * np.arange(11))
-    p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-12)
-    known = d["opp_known"]
-    known_sum = (known * CARD_VALUE).sum(axis=2)
-    unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    pmf = unknown_sum_pmfs(np.broadcast_to(p[:, None, :], unknown.shape + p.shape[1:]), int(unknown.max(initial=0)),
-                           select=unknown)  # (B, P-1, MAX_SUM + 1): each opponent's count of unknown cards
-    cdf = np.cumsum(pmf, axis=2)
-    # P(known + S < t) = P(S <= t - known - 1)
-    thresh = my_total[:, None] - known_sum - (1 if strict else 0)
-    idx = np.clip(thresh, 0, MAX_SUM)
-    prob = np.where(thresh < 0, 0.0, np.take_along_axis(cdf, idx[..., None], axis=2)[..., 0])
-    return np.where(d["opp_alive"], prob, 0.0)
+    from leastscore_env.plan_kernels import below_rows  # numba: loaded on first use
+
+    D = decoded(d)
+    probs = np.zeros(D[11].shape)
+    below_rows(D, np.exp(-skew * np.arange(11)), np.ascontiguousarray(my_total, dtype=np.int64), bool(strict), probs)
+    return probs
 
 
 def counting_actions(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,
@@ -271,8 +281,23 @@ def counting_actions(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: f
                      sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """The counting policy on a decoded ``obs_view`` batch (see ``CountingAgent``)."""
     masks = np.asarray(masks, dtype=bool)
-    return best_legal(counting_scores(decode(view), masks, gamma=gamma, refill=refill, min_success=min_success,
-                                      skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths), masks)
+    return best_legal(_counting(decode(view), masks, True, gamma=gamma, refill=refill, min_success=min_success,
+                                skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths), masks)
+
+
+def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma: float = 0.7,
+                         refill: float = 4.0, min_success: float = 0.65, skew: float = 0.05, tie_wins: bool = True,
+                         sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
+    """:func:`counting_actions` straight from ``core``'s observations ``(B, obs_size)``: one
+    compiled pass decodes and plans each row (``obs_kernels.counting_actions_rows``)."""
+    from leastscore_env.obs_kernels import counting_actions_rows, layout, mask_rows, obs_rows  # numba: on first use
+
+    obs = obs_rows(core, obs)
+    masks = mask_rows(masks, obs.shape[0])
+    action = np.zeros(obs.shape[0], np.int64)
+    counting_actions_rows(obs, masks, layout(core),
+                          *counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), action)
+    return action
 
 
 def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,
@@ -280,41 +305,41 @@ def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float
                     sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """(B, 38) action scores of the counting policy on a :func:`decode` d batch (higher = better).
 
-    ``min_success=None`` leaves the declare column at -inf (a caller decides it).
+    Draw phase: the draws; discard phase: each group legal in some row, and the declaration
+    (+inf when the chance that no live opponent is below our total is ``min_success`` or more;
+    ``min_success=None`` leaves it at -inf for a caller to decide). -inf elsewhere.
     """
+    return _counting(d, np.asarray(masks, dtype=bool), False, gamma=gamma, refill=refill, min_success=min_success,
+                     skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths)
+
+
+def counting_params(gamma: float, refill: float, min_success: float | None, skew: float, tie_wins: bool,
+                    sequence_lengths: tuple[int, ...]) -> tuple:
+    """The scalar and table arguments of ``plan_kernels.counting_row`` after ``cols, draw, declare``."""
+    single, best = _group_tables(tuple(sequence_lengths))
+    return (float(gamma), float(refill), float(0.0 if min_success is None else min_success),
+            np.exp(-skew * np.arange(11)), bool(tie_wins), single, best, RANK_VALUE, DISCARD_SLOTS)
+
+
+def _counting(d: dict[str, np.ndarray], masks: np.ndarray, legal_only: bool, *, gamma: float, refill: float,
+              min_success: float | None, skew: float, tie_wins: bool, sequence_lengths: tuple[int, ...]) -> np.ndarray:
+    """counting's scores; ``legal_only``: only of each row's legal actions (enough to pick one)."""
+    from leastscore_env.plan_kernels import counting_rows  # numba: loaded on first use
+
     b = masks.shape[0]
     scores = np.full((b, NUM_ACTIONS), -np.inf)
-    nf = min(d["floor"].shape[1], NUM_ACTIONS - FLOOR0)
-
-    from leastscore_env.plan_kernels import counting_option_scores  # numba: loaded on first use
-
-    single, best = _group_tables(tuple(sequence_lengths))
-    floor_rank = np.ascontiguousarray(np.where(d["floor_ok"], CARD_RANK[np.maximum(d["floor"], 0)], 0)[:, :nf], dtype=np.int64)
-    arrays = (np.ascontiguousarray(d["hand_counts"], dtype=np.int64), np.ascontiguousarray(d["hand"], dtype=np.int64),
-              np.ascontiguousarray(d["hand_val"], dtype=np.int64), np.ascontiguousarray(d["hand_sum"], dtype=np.int64),
-              np.ascontiguousarray(d["pool_rank_p"], dtype=np.float64), floor_rank,
-              np.ascontiguousarray(d["floor_val"][:, :nf], dtype=np.int64), np.ascontiguousarray(d["floor_ok"][:, :nf]),
-              float(gamma), float(refill), single, best, _RANK_BITS, RANK_VALUE, CARD_RANK, DISCARD_SLOTS, DRAW_DECK, FLOOR0, scores)
     draw = _draw_phase(masks)
+    if legal_only:
+        cols = np.ascontiguousarray(masks[:, :NUM_DISCARDS])
+        declare = masks[:, DECLARE] & ~draw
+    else:
+        cols = np.ascontiguousarray(np.broadcast_to(masks[~draw, :NUM_DISCARDS].any(axis=0), (b, NUM_DISCARDS)))
+        declare = ~draw if min_success is not None else np.zeros(b, dtype=bool)
     # every option is valued by the hand it leaves for the next turn, averaged over the deck
-    # card (pool odds) or with a floor card taken; draw phase: the draws, discard phase: each
-    # group legal in some row (floor cards are always takeable next, L4)
-    r = np.flatnonzero(draw)
-    if r.size:
-        counting_option_scores(r, np.zeros(0, np.int64), True, *arrays)
-    r = np.flatnonzero(~draw)
-    if r.size:
-        cols = np.flatnonzero(masks[r, :NUM_DISCARDS].any(axis=0))
-        counting_option_scores(r, cols, False, *arrays)
-        sub = {k: v[r] for k, v in d.items()}
-
-        # declare (L7/L8) when the chance that no live opponent is below our total is high
-        if min_success is not None:
-            below = opponent_below_prob(sub, sub["hand_sum"], skew, strict=tie_wins)
-            success = np.prod(1.0 - below, axis=1)
-            scores[r, DECLARE] = np.where(success >= min_success, np.inf, -np.inf)
+    # card (pool odds) or with a floor card taken (floor cards are always takeable next, L4)
+    counting_rows(decoded(d), cols, draw, declare,
+                  *counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), scores)
     return scores
-
 
 
 # --------------------------------------------------------------------------- expect
@@ -339,6 +364,15 @@ def calibrated_skew(rounds: np.ndarray, unknown: np.ndarray) -> np.ndarray:
     return np.clip(SKEW_BASE + SKEW_PER_ROUND * (r - 1) + SKEW_PER_UNKNOWN * (unknown - 1), -0.05, 0.4)
 
 
+@lru_cache(maxsize=1)
+def tilt_table() -> np.ndarray:
+    """``(SKEW_ROUND_CAP + 1, HAND_SLOTS + 1, 11)``: ``exp(-calibrated_skew(round, unknown) · value)``."""
+    skew = calibrated_skew(np.arange(SKEW_ROUND_CAP + 1)[:, None], np.arange(HAND_SLOTS + 1)[None, :])
+    t = np.exp(-np.asarray(skew, dtype=np.float64)[..., None] * np.arange(11))
+    t.flags.writeable = False
+    return t
+
+
 def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray:
     """(B, P-1, MAX_SUM + 2): ``cdf[b, o, t] = P(total of opponent o ≤ t − 1)`` (t = 0..MAX_SUM + 1).
 
@@ -346,18 +380,15 @@ def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray
     cards drawn from the tilted pool), with one ``skew`` per opponent ``(B, P-1)``.
     Eliminated opponents get cdf 0 (never below anything).
     """
+    from leastscore_env.plan_kernels import opponent_cdf_rows  # numba: loaded on first use
+
     b, q = d["opp_size"].shape
     p = d["pool_val_p"][:, None, :] * np.exp(-np.asarray(skew, dtype=np.float64)[..., None] * np.arange(11))
     p = p / np.maximum(p.sum(axis=2, keepdims=True), 1e-12)
     known = d["opp_known"]
-    known_sum = (known * CARD_VALUE).sum(axis=2)
-    unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS)
-    out = unknown_sum_pmfs(p, int(unknown.max(initial=0)), select=unknown)  # (B, P-1, MAX_SUM + 1)
-    # shift by the known cards' total: total = known_sum + S
-    t = np.arange(MAX_SUM + 1)
-    src = t[None, None, :] - known_sum[..., None]
-    pmf = np.where(src >= 0, np.take_along_axis(out, np.clip(src, 0, MAX_SUM), axis=2), 0.0)
-    cdf = np.concatenate([np.zeros((b, q, 1)), np.cumsum(pmf, axis=2)], axis=2)
+    unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS).astype(np.int64)
+    cdf = np.empty((b, q, MAX_SUM + 2))
+    opponent_cdf_rows(np.ascontiguousarray(p), unknown, (known * CARD_VALUE).sum(axis=2).astype(np.int64), cdf)
     return np.where(d["opp_alive"][..., None], cdf, 0.0)
 
 
@@ -368,20 +399,16 @@ def declare_outlook(d: dict[str, np.ndarray], rounds: np.ndarray, *, tie_wins: b
     ``success`` (B,): chance no live opponent is below (``tie_wins``) / at most our total;
     ``points`` (B,): expected round points of declaring (0 on success, else
     ``penalty + d − m`` with the distribution of m, the lowest opponent total);
-    ``skew`` (B, P-1) the tilt used per opponent.
+    ``skew`` (B, P-1) the tilt used per opponent (``plan_kernels.outlook_row``).
     """
+    from leastscore_env.plan_kernels import outlook_rows  # numba: loaded on first use
+
+    rounds = np.ascontiguousarray(np.broadcast_to(rounds, d["hand_sum"].shape), dtype=np.int64)
+    b = rounds.shape[0]
+    success, points = np.empty(b), np.empty(b)
+    outlook_rows(np.arange(b), rounds, decoded(d), tilt_table(), bool(tie_wins), float(penalty), success, points)
     unknown = np.clip(d["opp_size"] - d["opp_known"].sum(axis=2), 0, HAND_SLOTS)
-    skew = calibrated_skew(np.asarray(rounds)[:, None], unknown)
-    cdf = opponent_total_cdf(d, skew)  # P(T_o < t) at index t
-    surv = np.prod(1.0 - cdf, axis=1)  # (B, 52): P(m >= t) at index t
-    pm = surv[:, :-1] - surv[:, 1:]  # P(m = t), t = 0..50
-    my = d["hand_sum"]
-    t = np.arange(MAX_SUM + 1)
-    fail = t[None, :] < my[:, None] if tie_wins else t[None, :] <= my[:, None]
-    points = np.maximum((pm * fail * (penalty + my[:, None] - t[None, :])).sum(axis=1), 0.0)
-    rows = np.arange(my.shape[0])
-    success = np.clip(surv[rows, np.clip(my + (0 if tie_wins else 1), 0, MAX_SUM + 1)], 0.0, 1.0)
-    return {"success": success, "points": points, "skew": skew}
+    return {"success": success, "points": points, "skew": calibrated_skew(rounds[:, None], unknown)}
 
 
 def expect_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,

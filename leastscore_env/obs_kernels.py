@@ -1,0 +1,303 @@
+"""Least Score planners and derived features straight from observation rows, compiled.
+
+One compiled call per batch: each row of a ``(B, obs_size)`` float32 observation batch is
+decoded as ``core.obs_view`` and then ``plan.decode`` read it (into the tuple
+``plan_kernels.DECODED``) and handed to the row planners of ``plan_kernels``; the features
+kernel also writes the version-1 block of ``features.derived_features`` (float32, in the
+numpy formulation's dtypes and order) and the version-3 ``leastscore:dp`` block. No numpy
+call per batch beyond the outputs, which is what made the batched numpy decoding slow
+(dozens of calls of a few microseconds each per batch).
+
+``L`` (:func:`layout`) holds the observation offsets: players, hand slots, opponents' hand
+sizes, alive, phase, can_declare, turn, hand size, turn cap; the card blocks (hand, floor,
+discard, seen, dead, opponents' known cards) come first, 52 floats each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from leastscore_env.plan_kernels import (DECLARE, DRAW_DECK, FLOOR0, HAND_SLOTS, NUM_ACTIONS, NUM_DISCARDS, NUM_RANKS,
+                                         counting_row, dp_rows, first_best, scratch)
+
+NUM_CARDS = 52
+FLOOR_BLOCK, DISCARD_BLOCK, DEAD_BLOCK, KNOWN_BLOCK = 52, 104, 208, 260
+_CARD_VALUE = np.minimum((np.arange(NUM_CARDS) >> 2) + 1, 10).astype(np.int64)
+_RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
+_VAL32 = _CARD_VALUE.astype(np.float32)
+
+
+def obs_rows(core, obs) -> np.ndarray:
+    """``obs`` as a C-contiguous float32 ``(B, obs_size)`` batch (one row if 1-D); a clear
+    error otherwise, as ``core.obs_view`` gives."""
+    obs = np.asarray(obs, dtype=np.float32)
+    if obs.ndim == 1:
+        obs = obs[None]
+    if obs.ndim != 2 or obs.shape[1] != core.obs_size:
+        raise ValueError(f"observations must have shape (B, {core.obs_size}), got {obs.shape}")
+    return np.ascontiguousarray(obs)
+
+
+def mask_rows(masks, b: int) -> np.ndarray:
+    """``masks`` as a C-contiguous bool ``(b, 38)`` array; a clear error otherwise."""
+    m = np.ascontiguousarray(masks, dtype=bool)
+    if m.shape != (b, NUM_ACTIONS):
+        raise ValueError(f"action masks must have shape ({b}, {NUM_ACTIONS}), got {m.shape}")
+    return m
+
+
+def layout(core) -> np.ndarray:
+    """The offsets ``L`` of ``core``'s observation rows (see the module doc)."""
+    L, r = core.obs_layout, core.rules
+    return np.array([core.num_players, L["hand_slots"][0], L["opp_hand_size"][0], L["alive"][0], L["phase"][0],
+                     L["can_declare"][0], L["turn"][0], r.hand_size, r.max_turns], dtype=np.int64)
+
+
+@njit(cache=True)
+def empty_decoded(B, q):
+    """A decoded batch (``plan_kernels.DECODED``) of ``B`` rows with ``q`` opponents."""
+    i64 = np.int64
+    return (np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), i64), np.empty(B, i64),
+            np.empty((B, NUM_RANKS), i64), np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), np.bool_),
+            np.empty((B, HAND_SLOTS), i64), np.empty((B, NUM_RANKS)), np.empty((B, 11)), np.empty((B, q), i64),
+            np.empty((B, q), i64), np.empty((B, q), i64), np.empty((B, q), np.bool_), np.empty(B, i64))
+
+
+@njit(cache=True)
+def decode_row(o, b, L, D):
+    """Row ``b`` of ``D`` from the observation row ``o``, as ``plan.decode(core.obs_view(...))``:
+    the hand (first 5 card ids), the floor (first 5), the unseen pool's rank and value odds
+    (cards in no hand, floor, dead pile, pending discard or opponent's known cards), the
+    opponents' known cards, hand sizes and liveness, the turn."""
+    hand, hand_val, hand_sum, counts, floor, floor_ok, floor_val, rank_p, val_p, ksum, kcnt, osize, oalive, turn = D
+    q = L[0] - 1
+    k = 0
+    total = 0
+    for r in range(NUM_RANKS):
+        counts[b, r] = 0
+    for c in range(NUM_CARDS):
+        if o[c] > 0.5:
+            counts[b, c >> 2] += 1
+            if k < HAND_SLOTS:
+                hand[b, k] = c
+                hand_val[b, k] = _CARD_VALUE[c]
+                total += _CARD_VALUE[c]
+                k += 1
+    for i in range(k, HAND_SLOTS):
+        hand[b, i] = -1
+        hand_val[b, i] = 0
+    hand_sum[b] = total
+    fmask = 0
+    k = 0
+    for c in range(NUM_CARDS):
+        if k < HAND_SLOTS and o[FLOOR_BLOCK + c] > 0.5:
+            floor[b, k] = c
+            floor_ok[b, k] = True
+            floor_val[b, k] = _CARD_VALUE[c]
+            fmask |= 1 << c
+            k += 1
+    for i in range(k, HAND_SLOTS):
+        floor[b, i] = -1
+        floor_ok[b, i] = False
+        floor_val[b, i] = 0
+    for o_ in range(q):
+        ksum[b, o_] = 0
+        kcnt[b, o_] = 0
+    rc = np.zeros(NUM_RANKS, np.int64)
+    n = 0
+    for c in range(NUM_CARDS):
+        located = o[c] > 0.5 or (fmask >> c) & 1 == 1 or o[DEAD_BLOCK + c] > 0.5 or o[DISCARD_BLOCK + c] > 0.5
+        for o_ in range(q):
+            if o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5:
+                located = True
+                ksum[b, o_] += _CARD_VALUE[c]
+                kcnt[b, o_] += 1
+        if not located:
+            rc[c >> 2] += 1
+            n += 1
+    tot = np.float64(n)
+    for v in range(11):
+        val_p[b, v] = 0.0
+    for r in range(NUM_RANKS):
+        rank_p[b, r] = rc[r] / max(tot, 1.0) if tot > 0 else 1.0 / NUM_RANKS
+        val_p[b, _RANK_VALUE[r]] += rank_p[b, r]
+    for o_ in range(q):
+        osize[b, o_] = np.int64(np.rint(o[L[2] + o_] * np.float32(L[7])))
+        oalive[b, o_] = o[L[3] + 1 + o_] > 0.5 and osize[b, o_] > 0
+    turn[b] = np.int64(np.rint(o[L[6]] * np.float32(L[8])))
+
+
+@njit(cache=True)
+def _clip1(x):
+    return -1.0 if x < -1.0 else (1.0 if x > 1.0 else x)
+
+
+@njit(cache=True)
+def features_v1_row(o, L, A, Bt, MONO, row, m, vh, sv, fl):
+    """The version-1 columns of ``features.derived_features`` into ``row`` (float32), and the
+    legal mask ``m`` rebuilt from the observation (``features.legal_mask_from_view``)."""
+    f32 = np.float32
+    q = L[0] - 1
+    nh = 0
+    tot = f32(0.0)
+    ri = 0
+    si = 0
+    for i in range(HAND_SLOTS):  # the hand as obs_view decodes it from the slot features
+        rk = np.int64(np.rint(o[L[1] + 3 * i] * f32(13))) - 1
+        st = np.int64(np.rint(o[L[1] + 3 * i + 1] * f32(4))) - 1
+        h = rk * 4 + st if rk >= 0 else -1
+        vh[i] = h
+        if h >= 0:
+            sv[i] = _VAL32[min(h, NUM_CARDS - 1)]
+            nh += 1
+            ri += (h >> 2) << (4 * i)
+            si += (h & 3) << (2 * i)
+        else:
+            sv[i] = f32(0.0)
+            ri += 13 << (4 * i)
+        tot += sv[i]
+    for i in range(HAND_SLOTS):
+        row[i] = sv[i] / f32(10)
+    row[5] = tot / f32(50)
+    row[6] = f32(nh / 5)
+    bits = np.int64(A[ri]) | (np.int64(Bt[ri]) & np.int64(MONO[si]))
+    disc = np.rint(o[L[4]]) == 0
+    best = f32(0.0)
+    for a in range(NUM_DISCARDS):
+        legal = (bits >> a) & 1 == 1
+        dv = f32(0.0)
+        if legal:
+            for s in range(HAND_SLOTS):
+                if ((a + 1) >> s) & 1:
+                    dv += sv[s]
+        row[7 + a] = dv / f32(50)
+        best = dv if a == 0 else max(best, dv)
+        m[a] = legal and disc
+    row[38] = best / f32(50)
+    row[39] = (tot - best) / f32(50)
+    m[DECLARE] = disc and o[L[5]] > 0.5
+    m[DRAW_DECK] = not disc
+    k = 0
+    for c in range(NUM_CARDS):
+        if k < HAND_SLOTS and o[FLOOR_BLOCK + c] > 0.5:
+            fl[k] = c
+            k += 1
+    for j in range(k, HAND_SLOTS):
+        fl[j] = -1
+    fmask = 0
+    fmin = f32(10.0)
+    for j in range(HAND_SLOTS):
+        fh = fl[j] >= 0
+        fv = _VAL32[min(fl[j], NUM_CARDS - 1)] if fh else f32(0.0)
+        row[40 + j] = fv / f32(10)
+        same = 0
+        if fh:
+            fmask |= 1 << fl[j]
+            fmin = min(fmin, fv)
+            for i in range(HAND_SLOTS):
+                if vh[i] >= 0 and vh[i] >> 2 == fl[j] >> 2:
+                    same += 1
+        row[45 + j] = f32(same / 2)
+        if FLOOR0 + j < NUM_ACTIONS:
+            m[FLOOR0 + j] = fh and not disc
+    row[50] = fmin / f32(10)
+    n_unknown = 0
+    s_unknown = f32(0.0)
+    for c in range(NUM_CARDS):
+        located = o[c] > 0.5 or o[DEAD_BLOCK + c] > 0.5 or o[DISCARD_BLOCK + c] > 0.5 or (fmask >> c) & 1 == 1
+        for o_ in range(q):
+            located = located or o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5
+        if not located:
+            n_unknown += 1
+            s_unknown += _VAL32[c]
+    mean = np.float64(s_unknown) / np.float64(max(n_unknown, 1)) if n_unknown > 0 else 0.0
+    row[51] = f32(mean / 10)
+    lowest = np.inf
+    for o_ in range(q):
+        kv = f32(0.0)
+        kn = 0
+        for c in range(NUM_CARDS):
+            if o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5:
+                kv += _VAL32[c]
+                kn += 1
+        size = np.int64(np.rint(o[L[2] + o_] * f32(L[7])))
+        est = np.float64(kv) + np.float64(max(size - kn, 0)) * mean
+        live = o[L[3] + 1 + o_] > 0.5 and size > 0
+        if not live:
+            est = 0.0
+        else:
+            lowest = min(lowest, est)
+        row[52 + o_] = f32(est / 50)
+        row[52 + q + o_] = kv / f32(50)
+    row[52 + 2 * q] = f32(((np.float64(tot) - lowest) if np.isfinite(lowest) else 0.0) / 50)
+
+
+@njit(cache=True)
+def features_rows(obs, L, A, Bt, MONO, with_dp, out, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab,
+                  codes, add, remove, base6, discard_slots):
+    """``features.derived_features`` of every row into ``out`` (zeros on entry): the
+    version-1 block, and with ``with_dp`` the version-3 block after it (dp's action one-hot,
+    declare, play on, advantage). Returns a live-player count ``xoff`` lacks, else 0."""
+    B = obs.shape[0]
+    q = L[0] - 1
+    n1 = 53 + 2 * q
+    masks = np.zeros((B, NUM_ACTIONS), np.bool_)
+    vh = np.empty(HAND_SLOTS, np.int64)
+    fl = np.empty(HAND_SLOTS, np.int64)
+    sv = np.empty(HAND_SLOTS, np.float32)
+    for b in range(B):
+        features_v1_row(obs[b], L, A, Bt, MONO, out[b], masks[b], vh, sv, fl)
+    if not with_dp:
+        return 0
+    D = empty_decoded(B, q)
+    for b in range(B):
+        decode_row(obs[b], b, L, D)
+    action = np.empty(B, np.int64)
+    declare = np.empty(B)
+    play = np.empty(B)
+    values = np.empty((B, NUM_ACTIONS))
+    missing = dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove,
+                      base6, discard_slots, action, declare, play, values)
+    if missing:
+        return missing
+    for b in range(B):
+        row = out[b]
+        row[n1 + action[b]] = 1.0
+        row[n1 + 38] = np.float32(_clip1(declare[b]))
+        row[n1 + 39] = np.float32(_clip1(play[b]))
+        row[n1 + 40] = np.float32(_clip1(declare[b] - play[b])) if masks[b, DECLARE] else np.float32(0.0)
+    return 0
+
+
+@njit(cache=True)
+def dp_actions_rows(obs, masks, L, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove,
+                    base6, discard_slots, action):
+    """``leastscore:dp``'s actions on observation rows; returns a live-player count ``xoff``
+    lacks (nothing computed then), else 0."""
+    B = obs.shape[0]
+    D = empty_decoded(B, L[0] - 1)
+    for b in range(B):
+        decode_row(obs[b], b, L, D)
+    return dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
+                   discard_slots, action, np.empty(B), np.empty(B), np.empty((B, NUM_ACTIONS)))
+
+
+@njit(cache=True)
+def counting_actions_rows(obs, masks, L, gamma, refill, min_success, tilt, tie_wins, single, best, rank_value,
+                          discard_slots, action):
+    """``leastscore:counting``'s actions on observation rows (only legal options scored)."""
+    B = obs.shape[0]
+    D = empty_decoded(B, L[0] - 1)
+    scores = np.empty((B, NUM_ACTIONS))
+    S = scratch()
+    for b in range(B):
+        decode_row(obs[b], b, L, D)
+        m = masks[b]
+        draw = False
+        for a in range(DRAW_DECK, NUM_ACTIONS):
+            draw |= m[a]
+        scores[b, :] = -np.inf
+        counting_row(b, D, m, draw, m[DECLARE] and not draw, gamma, refill, min_success, tilt, tie_wins, single,
+                     best, rank_value, discard_slots, scores, S)
+        action[b] = first_best(scores[b], m)
