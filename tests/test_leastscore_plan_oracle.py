@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents.registry import make_agent
-from leastscore_env import dp, features as F, plan
-from leastscore_env.core import LeastScoreCore
+from leastscore_env import dp, features as F, obs_kernels, plan, plan_kernels
+from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.rules import LeastScoreRules
 from tests.oracles import leastscore_dp as OD
 from tests.oracles import leastscore_features as OF
@@ -65,13 +65,51 @@ def test_features_plans_and_actions_match_the_numpy_planners(kw):
     assert checked >= 2000
 
 
-def test_agents_play_as_before():
-    # the shipped agents on one batch: dp and counting decide as the numpy planners did
-    rules = LeastScoreRules(num_players=4)
-    for core, obs, masks in _states(rules, seed=3, every=17):
+@pytest.mark.parametrize("kw", [{"num_players": 4}, {"num_players": 3, "tie_wins": False, "penalty": 25},
+                                {"num_players": 6, "sequence_lengths": (3,)}], ids=lambda kw: str(kw["num_players"]))
+def test_agents_play_as_before(kw):
+    # the shipped agents decide straight from observations as the numpy planners did from obs_view
+    rules = LeastScoreRules(**kw)
+    rk = plan.rules_kwargs(rules)
+    checked = 0
+    for core, obs, masks in _states(rules, seed=3, every=7):
         view = core.obs_view(obs)
         got = make_agent("leastscore:dp", core, seed=0).act(obs, masks)
-        assert np.array_equal(got, OD.dp_actions(view, masks, lam=0.07, margin=0.0, **plan.rules_kwargs(rules)))
+        assert np.array_equal(got, OD.dp_actions(view, masks, lam=0.07, margin=0.0, **rk))
+        got = make_agent("leastscore:counting", core, seed=0).act(obs, masks)
+        want = OP.counting_actions(view, masks, tie_wins=rk["tie_wins"], sequence_lengths=rk["sequence_lengths"])
+        assert np.array_equal(got, want)
+        checked += int(masks[:, DECLARE].sum())
+    assert checked > 100  # declaring was legal often enough to exercise both declare rules
+
+
+def test_observation_rows_decode_as_obs_view_and_decode():
+    # the compiled decoding of observation rows gives plan.decode(core.obs_view(obs)), field by field
+    for kw in ({"num_players": 2}, {"num_players": 5}):
+        for core, obs, masks in _states(LeastScoreRules(**kw), B=64, every=11):
+            got = obs_kernels.empty_decoded(obs.shape[0], core.num_players - 1)
+            for b in range(obs.shape[0]):
+                obs_kernels.decode_row(obs[b], b, obs_kernels.layout(core), got)
+            view = core.obs_view(obs)
+            want = plan.decoded(plan.decode(view), view["turn"])
+            for name, g, w in zip(plan_kernels.DECODED, got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w), name
+
+
+def test_observation_paths_refuse_bad_input():
+    core = LeastScoreCore(LeastScoreRules(num_players=4))
+    obs = core.observe(core.init(3, 0), 0)
+    masks = core.legal_action_mask(core.init(3, 0))
+    with pytest.raises(ValueError, match="observations must have shape"):
+        F.derived_features(core, obs[:, :-1])
+    with pytest.raises(ValueError, match="observations must have shape"):
+        dp.dp_actions_obs(core, obs[:, :10], masks)
+    with pytest.raises(ValueError, match="action masks must have shape"):
+        plan.counting_actions_obs(core, obs, masks[:2])
+    with pytest.raises(ValueError, match="action masks must have shape"):
+        dp.dp_actions_obs(core, obs, masks[:, :30])
+    # one observation row (1-D) is a batch of one, as obs_view reads it
+    assert np.array_equal(F.derived_features(core, obs[0]), F.derived_features(core, obs[:1]))
 
 
 def test_unknown_total_distribution_matches_every_selected_count():
