@@ -217,16 +217,18 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
     """``V[p, n, h]`` (start of our turn ``n``) and ``X[p, n, h]`` (right after our turn ``n``:
     ``q E + (1 − q) V[n + 1]``), both ``(P, NMAX + 1, H)``. Turn ``NMAX`` and later share one
     stationary value (iterated ``tail_iters`` times; it contracts by ``1 − q`` per step)."""
+    from leastscore_env.plan_kernels import best_discard_then_draw  # numba: loaded on first use
+
     D, E, q = outcome_tables(num_players, lam, tie_wins, penalty)
-    kept = kept_table(tuple(sequence_lengths))
+    kept = np.ascontiguousarray(kept_table(tuple(sequence_lengths)))
     # a deck card's rank is uniform over the ranks the kept hand does not hold four of
     odds = (ADD >= 0) / np.maximum((ADD >= 0).sum(axis=1, keepdims=True), 1)
 
     def play_on(x: np.ndarray) -> np.ndarray:
         """Best group to discard, then a deck draw, valued by ``x`` (worth after the turn)."""
-        w = (x[np.maximum(ADD, 0)] * odds).sum(axis=1)  # per kept hand
-        w = np.where(SIZE < pl.HAND_SLOTS, w, -np.inf)
-        return np.where(kept >= 0, w[np.maximum(kept, 0)], -np.inf).max(axis=1)
+        out = np.empty(NUM_HANDS)
+        best_discard_then_draw(np.ascontiguousarray(x, dtype=np.float64), ADD, odds, SIZE, kept, out)
+        return out
 
     P = num_players
     V = np.zeros((P, NMAX + 1, NUM_HANDS))

@@ -196,6 +196,32 @@ def outlook_rows(rows, rounds, D, exp_tab, tie_wins, penalty, success, points):
 
 
 @njit(cache=True)
+def best_discard_then_draw(x, add, odds, size, kept, out):
+    """``dp.solve``'s play-on value of every hand ``h`` into ``out``: the best legal group to
+    discard (``kept[h, g]``: the hand kept, -1: illegal), then a deck card of each rank with
+    ``odds`` onto the kept hand (``add``), valued by ``x`` (worth right after the turn).
+    Sums in numpy's pairwise order; the max propagates NaN as numpy's does."""
+    H = x.shape[0]
+    w = np.empty(H)
+    prod = np.empty(NUM_RANKS)
+    for h in range(H):
+        for r in range(NUM_RANKS):
+            prod[r] = x[max(add[h, r], 0)] * odds[h, r]
+        w[h] = pairwise_sum(prod, NUM_RANKS) if size[h] < HAND_SLOTS else -np.inf
+    for h in range(H):
+        best = -np.inf
+        for g in range(kept.shape[1]):
+            k = kept[h, g]
+            v = w[k] if k >= 0 else -np.inf
+            if np.isnan(v):
+                best = v
+                break
+            if v > best:
+                best = v
+        out[h] = best
+
+
+@njit(cache=True)
 def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
            discard_slots, values, S):
     """``leastscore:dp`` on row ``b`` with legal mask ``m`` (38,): ``(action, declare, play_on)``.

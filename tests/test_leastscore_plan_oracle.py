@@ -123,3 +123,12 @@ def test_unknown_total_distribution_matches_every_selected_count():
     assert np.array_equal(plan.unknown_sum_pmfs(p, 5), OP.unknown_sum_pmfs(p, 5))  # every k at once
     # a count above kmax has no distribution (zeros), as before
     assert np.array_equal(plan.unknown_sum_pmfs(p, 3, select=select), OP.unknown_sum_pmfs(p, 3, select=select))
+
+
+@pytest.mark.parametrize("args", [(2, 0.07, True, 20.0, (3, 5)), (4, 0.07, True, 20.0, (3, 5)),
+                                  (3, 0.2, False, 25.0, (3,))], ids=str)
+def test_dp_hand_values_match_the_numpy_solve(args):
+    # the backward induction with the compiled play-on step gives the same tables, bit for bit
+    for got, want in zip(dp.solve(*args), OD.solve(*args)):
+        assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+        assert np.isfinite(got[:, 1:, dp.SIZE > 0]).all()  # every real hand has a value
