@@ -13,9 +13,11 @@ Thin agent classes: the decision logic lives in ``leastscore_env.plan`` and
 * ``leastscore:dp`` (:class:`DPAgent`): every hand valued by a dynamic program over the race
   to declare (``leastscore_env.dp``); the strongest of the four (EVALUATION.md).
 
-All decode observations only through ``core.obs_view`` (fields ``hand_mask``, ``floor``,
-``dead``, ``seen``, ``opp_known``, ``opp_hand_size``, ``alive``, ``can_declare``,
-``deck_size``, ``turn``) and score every action, picking the best legal one: the legal-action mask
+All read only the player's observation: greedy and expect through ``core.obs_view``
+(fields ``hand_mask``, ``floor``, ``dead``, ``seen``, ``opp_known``, ``opp_hand_size``,
+``alive``, ``can_declare``, ``deck_size``, ``turn``), counting and dp decode the same fields
+row by row in compiled code (``leastscore_env.obs_kernels``). Each scores the actions and
+picks the best legal one: the legal-action mask
 already encodes which discard groups are legal (L5) and whether declaring is allowed (L7).
 Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 

@@ -21,8 +21,9 @@ first. This module values every hand by backward induction over our own turns:
 
 At a decision the agent uses what it sees: the unseen pool's rank odds for the draw, the
 floor cards it could take (L4), and, for declaring now, the calibrated opponent model of
-``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games; the
-only loop is over the distinct numbers of live players in the batch.
+``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games in
+compiled row functions (``plan_kernels.dp_row``), from a decoded view (:func:`dp_plan`) or
+straight from observation rows (:func:`dp_actions_obs`, what the agent uses).
 """
 
 from __future__ import annotations

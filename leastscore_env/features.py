@@ -1,7 +1,8 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-with ``core.obs_view``); it never sees the game state. ``FEATURES_VERSION = 3`` is the
+as ``core.obs_view`` does, row by row in one compiled pass, ``leastscore_env.obs_kernels``);
+it never sees the game state. ``FEATURES_VERSION = 3`` is the
 default; ``derived_features(..., version=1 | 2)`` still gives the older layouts (models
 record the version they were trained on). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
 float32 columns:

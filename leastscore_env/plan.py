@@ -1,7 +1,10 @@
 """The Least Score decision logic (heuristic policies and their building blocks).
 
-Pure, batched numpy functions of a decoded observation (``core.obs_view``) and the legal
-action mask, over ``B`` games (no Python loop over games; tables are built at import):
+Pure, batched functions of a decoded observation (``core.obs_view``) and the legal action
+mask, over ``B`` games (no Python loop over games; tables are built at import). The
+per-game work of counting and expect (option values, opponents' totals, the L8 outlook)
+runs in the compiled row functions of ``leastscore_env.plan_kernels``; agents call them
+straight from observation rows (:func:`counting_actions_obs`, ``leastscore_env.obs_kernels``).
 
 * :func:`decode`: hand, floor, unseen pool and opponents' known cards as plain arrays;
 * :func:`best_group_value`, :func:`hand_potential`: what a hand could discard next (L5);
