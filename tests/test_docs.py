@@ -108,6 +108,7 @@ FORBIDDEN = {
     "a work-session number": re.compile(r"\bsess" r"ions?[ -]?\d", re.I),
     "a deadline note": re.compile(r"\bst" r"op 1[0-9]", re.I),
     "an issue number": re.compile(r"\biss" r"ues? #?\d", re.I),
+    "a role of the team": re.compile(r"\b(?:owned by|the) le" r"ads?\b", re.I),
 }
 BINARY_SUFFIXES = {".zip", ".png", ".npz", ".npy", ".pkl", ".pt", ".gz", ".jpg", ".pdf"}
 
@@ -152,6 +153,8 @@ def test_the_hygiene_patterns_catch_what_they_are_for(what):
         "a work-session number": "measured in Sess" "ion 4",
         "a deadline note": "land before st" "op 15",
         "an issue number": "as Iss" "ue 14 asks",
+        "a role of the team": "deckgym (shared, owned by the le" "ad)",
     }
     assert FORBIDDEN[what].search(samples[what])
     assert not FORBIDDEN[what].search("PlaySession(game) runs one session of play; see docs/RULES.md")
+    assert not FORBIDDEN[what].search("the leading axes lead the shape; the player leads with a card")
