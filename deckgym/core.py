@@ -44,6 +44,24 @@ class BatchState:
         return sum(getattr(self, f.name).nbytes for f in fields(self)) // max(b, 1)  # type: ignore[arg-type]
 
 
+class RebuiltWhenUnpickled:
+    """Mixin for cores: a core pickles as its constructor arguments and is built afresh when
+    unpickled (or deep-copied).
+
+    A core holds no game state, only tables and per-batch work buffers derived from its
+    arguments, and those buffers are numpy views into one another: pickled one by one they
+    would come back as separate copies, and a used core would then compute with stale data.
+    """
+
+    _constructor_args: tuple[str, ...] = ("rules", "episode", "reward")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._constructor_args}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+
 @dataclass
 class StepResult:
     """What one batched ``step`` reports, all arrays with first axis ``B``.

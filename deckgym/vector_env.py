@@ -308,12 +308,7 @@ class DeckGymVectorEnv(VectorEnv):
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        # A core's per-batch work buffers are views into one another, which pickling does not
-        # keep: the unpickled core is made afresh from its rules, in place, so the opponents
-        # that share it see the same object (as the AEC env, which EzPickle rebuilds).
-        fresh = game_entry(self.game).make_core(self.rules, episode=self.episode, reward=self.reward_mode)
-        self.core.__dict__.update(fresh.__dict__)
+        self.__dict__.update(state)  # the core rebuilds its own work buffers (deckgym.core)
 
     # -- the shared engine (also used by the SB3 and single-agent adapters) -----------------
     @property

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
 from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
@@ -49,7 +49,8 @@ _words_of = words_of  # the name training.soak imports
 _I64 = np.int64
 
 
-class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, LeastScoreObservation, LeastScoreSampling):
+class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, LeastScoreObservation, LeastScoreSampling,
+                     RebuiltWhenUnpickled):
     """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
 
     num_actions = NUM_ACTIONS

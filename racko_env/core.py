@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
 from racko_env.rack_tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
@@ -33,7 +33,7 @@ __all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TA
            "rack_codes", "r8_points", "longest_run"]
 
 
-class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation):
+class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
     points when a round ends; team points with R11)."""
