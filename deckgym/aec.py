@@ -25,11 +25,14 @@ ILLEGAL_ACTION_MODES = ("raise", "terminate")
 
 
 def check_seed(seed: Any) -> None:
-    """Refuse a seed that is not ``None`` or an integer, naming it (``1.7`` must not deal seed 1)."""
+    """Refuse a seed that is not ``None`` or a non-negative integer, naming it (``1.7`` must not
+    deal seed 1; a negative seed is refused as by the Gym views)."""
     if seed is None:
         return
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
 
 
 class IllegalActionError(ValueError):
@@ -103,8 +106,8 @@ class CoreAECEnv(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game: ``seed`` fixes it; ``options`` gives an explicit deal (see the game's docs).
 
-        ``seed`` must be ``None`` or an integer (a Python or numpy int; never a float or a
-        bool, which would silently deal another game); ``options`` ``None`` or a dict.
+        ``seed`` must be ``None`` or a non-negative integer (a Python or numpy int; never a float
+        or a bool, which would silently deal another game); ``options`` ``None`` or a dict.
         """
         check_seed(seed)
         if options is not None and not isinstance(options, Mapping):

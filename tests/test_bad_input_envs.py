@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
+from deckgym.gym_env import DeckGymEnv
 from deckgym.registration import GAMES, game
 from deckgym.rules import UnknownRuleError, rule_field_names
 from leastscore_env import env as leastscore_env
@@ -25,6 +26,21 @@ def test_reset_refuses_a_seed_that_is_not_an_int(make, seed):
     e = make()
     with pytest.raises(TypeError, match=r"seed must be None or an int, got"):
         e.reset(seed=seed)
+
+
+@pytest.mark.parametrize("make", ENVS)
+@pytest.mark.parametrize("seed", [-1, np.int64(-7), -(2**63)])
+@pytest.mark.parametrize("options", [None, {"first_player": 0}])
+def test_reset_refuses_a_negative_seed_as_the_gym_views_do(make, seed, options):
+    e = make()
+    e.reset(seed=1)
+    before = e.state()
+    with pytest.raises(ValueError, match=rf"seed must be a non-negative integer or None, got \S*{int(seed)}"):
+        e.reset(seed=seed, options=options)
+    assert e.state() == before  # the game in progress is untouched
+    view = DeckGymEnv(game="racko" if make is racko_env else "leastscore")
+    with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None"):
+        view.reset(seed=seed)
 
 
 @pytest.mark.parametrize("make", ENVS)
