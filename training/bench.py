@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from deckgym.registration import game as game_entry
+from training.checks import check_output_file
 
 
 def _timed(fn: Callable[[], int], seconds: float) -> float:
@@ -189,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seconds must be positive")
     if any(b < 1 for b in args.batches):
         parser.error("--batches must be positive integers")
+    try:  # before the run: a bad path must not cost the minutes of measuring
+        game_entry(args.game)
+        check_output_file(args.json, "--json")
+    except ValueError as exc:
+        parser.error(str(exc))
     report = run_bench(args.game, args.players, args.seconds, args.batches, not args.no_baselines, args.features)
     print(format_report(report))
     if args.json:

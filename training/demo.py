@@ -15,6 +15,7 @@ import time
 
 from agents.registry import agent_specs
 from training.arena import save_json
+from training.checks import check_output_dir, check_output_file
 from training.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
@@ -28,6 +29,23 @@ def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:
     return specs + [f"ppo:{m}" for m in models] + [f"rllib:{m}" for m in rllib]
 
 
+def output_paths(out: str, game: str) -> tuple[str, str]:
+    """Where ``game``'s results go: ``OUT/<game>.json`` and ``OUT/<game>.png``."""
+    return os.path.join(out, f"{game}.json"), os.path.join(out, f"{game}.png")
+
+
+def check_paths(out: str, models: str, games: list[str]) -> None:
+    """Refuse (ValueError naming the flag) an ``--out`` folder that cannot be created or
+    written, a result file there that cannot be overwritten, or a missing ``--models``."""
+    check_output_dir(out, "--out")
+    if os.path.isdir(out):  # existing results are overwritten, as the CLI's outputs are
+        for game in games:
+            for path in output_paths(out, game):
+                check_output_file(path, "--out")
+    if not os.path.isdir(models):
+        raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=1000, help="duplicate deals per pair of agents")
@@ -38,13 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
+    games = args.game or list(TABLES)
+    try:  # before the tournaments: a bad path must not cost their minutes
+        check_paths(args.out, args.models, games)
+    except ValueError as exc:
+        parser.error(str(exc))
     os.makedirs(args.out, exist_ok=True)
-    for game in args.game or list(TABLES):
+    for game in games:
         players = TABLES[game]
         t0 = time.perf_counter()
         report = tournament(game, lineup(game, players, args.models), deals=args.games, seed=args.seed, players=players)
         print(report.table())
-        json_path, png_path = os.path.join(args.out, f"{game}.json"), os.path.join(args.out, f"{game}.png")
+        json_path, png_path = output_paths(args.out, game)
         save_json(report, json_path)
         save_tournament_chart(report, png_path)
         print(f"({time.perf_counter() - t0:.0f} s) wrote {json_path} and {png_path}\n")
