@@ -187,9 +187,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_ctrl_c_stops_the_run() -> None:
+    """The first Ctrl-C raises KeyboardInterrupt (the run stops and saves) and every later one
+    is ignored: a second Ctrl-C while the interpreter shuts down (seconds, with torch loaded;
+    Python then restores the default action) would kill the saved run's process by SIGINT
+    instead of letting it exit with 130."""
+    import signal
+
+    def first(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, first)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None and args.command == "train":  # the program itself, not a caller's process
+        _one_ctrl_c_stops_the_run()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -210,7 +210,15 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
         deadline = time.monotonic() + 300
         while (not progress.exists() or progress.stat().st_size == 0) and time.monotonic() < deadline:
             time.sleep(0.2)
+        assert proc.poll() is None, f"the run ended before Ctrl-C (exit {proc.returncode}): {proc.stderr.read()}"
         proc.send_signal(signal.SIGINT)
+        # Ctrl-C again and again while the run saves and the process exits: the later ones must
+        # change nothing (while the interpreter shuts down, for seconds with torch loaded,
+        # Python restores SIGINT's default action: a Ctrl-C then killed the process, exit -2).
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
