@@ -2,7 +2,8 @@
 
 Each step: the seat to move in every game → its owner (an agent index, from a
 ``(B, P)`` seat-owner table) → one batched ``act(obs, mask)`` call per agent over the
-games it moves in → the actions are checked against the legal mask → ``core.step``.
+games it moves in → the actions are checked (integers, legal under the mask) →
+``core.step`` (without its own check of the same).
 Agents are any objects with ``act(obs, mask) -> (n,) int actions``; nothing here imports
 ``agents``.
 
@@ -61,24 +62,38 @@ def act_by_owner(
     """Actions for rows whose agent is ``agents[owner[row]]``: one ``act`` call per agent.
 
     Agents are called in index order, each once on all its rows (agents that draw random
-    numbers draw them in that order). Raises ``RuntimeError`` naming the agent and the
-    action if any action is not legal under ``masks``.
+    numbers draw them in that order). Raises ``RuntimeError`` naming the agent if what it
+    returns is not one integer action per row, each legal under ``masks``.
     """
     first = owner[0] if len(owner) else 0
     if (owner == first).all():  # one agent moves everywhere: no copies of its inputs
-        actions = np.array(agents[first].act(obs, masks), dtype=np.int64)
-    else:
-        actions = np.empty(len(owner), dtype=np.int64)
-        for k in np.unique(owner):
-            rows = np.flatnonzero(owner == k)
-            actions[rows] = agents[k].act(obs[rows], masks[rows])
-    bad = ~masks[np.arange(len(actions)), actions]
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        k = int(owner[i])
-        name = names[k] if names is not None else getattr(agents[k], "spec", type(agents[k]).__name__)
-        raise RuntimeError(f"agent {name!r} chose illegal action {int(actions[i])}")
+        return checked_actions(agents[first].act(obs, masks), masks, _name(agents, first, names))
+    actions = np.empty(len(owner), dtype=np.int64)
+    for k in np.unique(owner):
+        rows = np.flatnonzero(owner == k)
+        m = masks[rows]
+        actions[rows] = checked_actions(agents[k].act(obs[rows], m), m, _name(agents, k, names))
     return actions
+
+
+def _name(agents: Sequence[Any], k: Any, names: Sequence[str] | None) -> str:
+    return names[int(k)] if names is not None else getattr(agents[int(k)], "spec", type(agents[int(k)]).__name__)
+
+
+def checked_actions(actions: Any, masks: np.ndarray, name: str) -> np.ndarray:
+    """``actions`` as ``(n,)`` int64 if they are ``n`` integers, each legal under ``masks (n, A)``;
+    else ``RuntimeError`` naming the agent ``name``. (What ``core.step`` would check, once.)"""
+    a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+    n, A = masks.shape
+    if a.shape != (n,) or a.dtype.kind not in "iu":
+        raise RuntimeError(f"agent {name!r} must return {n} integer actions (shape ({n},)), "
+                           f"got dtype {a.dtype}, shape {a.shape}")
+    a = a.astype(np.int64, copy=False)
+    inside = (a >= 0) & (a < A)
+    legal = inside & masks[np.arange(n), np.where(inside, a, 0)]
+    if not legal.all():
+        raise RuntimeError(f"agent {name!r} chose illegal action {int(a[np.flatnonzero(~legal)[0]])}")
+    return a
 
 
 def play_out(
@@ -115,7 +130,9 @@ def play_out(
         turn = Turn(games if whole else games[movers], seats if whole else seats[movers], who, obs, masks, actions, sub)
         if before_step is not None:
             before_step(turn)
-        turn.result = core.step(sub, turn.actions)
+            turn.actions = checked_actions(turn.actions, masks, "before_step")
+        # Checked above against the mask, so the core's own check of the same would be redundant.
+        turn.result = core.step(sub, turn.actions, check=False)
         if not whole:
             state.put(movers, sub)
         yield turn

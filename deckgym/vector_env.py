@@ -49,7 +49,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -68,6 +68,13 @@ DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:co
 
 def _seed_of(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
+
+
+def _concat_states(states: list[Any]) -> Any:
+    """One batch of the games of ``states`` (batch states of one core), in order."""
+    if len(states) == 1:
+        return states[0]
+    return type(states[0])(**{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in fields(states[0])})
 
 
 def _is_int(x: Any) -> bool:
@@ -355,7 +362,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._fin: list[dict[str, np.ndarray]] = []
         self._advance(np.zeros(B, np.float32), np.zeros(B, bool))  # opponents who sit before the learner
         self._fin = []  # a game the opponents ended before the learner's first move reports nothing
-        self._obs, raw = self._learner_obs()
+        self._obs, raw, _, _ = self._learner_obs()
         self._phi = self._potential(raw)
         self._masks = self.core.legal_action_mask(self.state)
 
@@ -403,11 +410,13 @@ class DeckGymVectorEnv(VectorEnv):
                 self.state.put(rows, sub)
                 self._collect(res, rows, rew, done)
         self._advance(rew, done)
-        obs, raw = self._learner_obs()
+        obs, raw, term_obs, term_raw = self._learner_obs()
         if self.shaping:
             # potential-based: shaping * (Φ(next obs of this episode) − Φ(this obs)); the next
             # obs of a finished episode is its terminal observation (recorded by _finish).
             phi = self._potential(raw)
+            if self._fin:
+                self._phi_terminal[np.concatenate([c["games"] for c in self._fin])] = self._potential(term_raw)
             nxt = np.where(done, self._phi_terminal, phi)
             rew += (self.shaping * (nxt - self._phi)).astype(np.float32)
             if active is not None:
@@ -417,18 +426,29 @@ class DeckGymVectorEnv(VectorEnv):
         self._masks = self.core.legal_action_mask(self.state)
         fin = None
         if self._fin:
-            fin = Finished(**{k: np.concatenate([c[k] for c in self._fin]) for k in self._fin[0]})
+            fields = {k: np.concatenate([c[k] for c in self._fin]) for k in self._fin[0] if k != "state"}
+            fin = Finished(obs=term_obs, **fields)
         return rew, done, fin
 
-    def _learner_obs(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(observation with features, raw core observation) of the learner's seat."""
-        st = self.state if rows is None else self.state.take(rows)
-        seat = self.learner_seat if rows is None else self.learner_seat[rows]
-        raw = self.core.observe(st, seat)
-        if self.use_features:
-            feats = self._features.derived_features(self.core, raw, version=self.features_version)
-            return np.concatenate([raw, feats], axis=1), raw
-        return raw, raw
+    def _learner_obs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The learner's observations (with features, raw), then the same of the games
+        ``_finish`` recorded (``None`` if none ended).
+
+        One ``observe`` and one features call serve them all: both cost per call as much as
+        per row, and a few games end in most steps.
+        """
+        B = self.num_envs
+        raw = self.core.observe(self.state, self.learner_seat)
+        term = None
+        if self._fin:  # the games as they ended, observed in one call
+            ended = _concat_states([c["state"] for c in self._fin])
+            term = self.core.observe(ended, np.concatenate([c["seat"] for c in self._fin]))
+        if not self.use_features:
+            return raw, raw, term, term
+        rows = raw if term is None else np.concatenate([raw, term])
+        feats = self._features.derived_features(self.core, rows, version=self.features_version)
+        obs = np.concatenate([rows, feats], axis=1)
+        return obs[:B], raw, (None if term is None else obs[B:]), term
 
     def _potential(self, raw: np.ndarray) -> np.ndarray:
         if not self.shaping:
@@ -474,15 +494,16 @@ class DeckGymVectorEnv(VectorEnv):
         self._draw(games)
 
     def _finish(self, games: np.ndarray, res: Any, idx: np.ndarray, done: np.ndarray) -> None:
-        """Games ``games`` (rows ``idx`` of ``res``) ended: record them, then deal them again."""
-        term_obs, term_raw = self._learner_obs(games)
-        if self.shaping:
-            self._phi_terminal[games] = self._potential(term_raw)
+        """Games ``games`` (rows ``idx`` of ``res``) ended: record them, then deal them again.
+
+        Their last state is kept; ``_learner_obs`` observes it at the end of the step, with
+        the other rows.
+        """
         seat = self.learner_seat[games]
         won = res.winners[idx].astype(np.float64)
         share = won[np.arange(len(idx)), seat] / np.maximum(won.sum(axis=1), 1)
         self._fin.append(dict(
-            games=games, obs=term_obs, won=share, round_points=res.round_points[idx, seat], seat=seat.copy(),
+            games=games, state=self.state.take(games), won=share, round_points=res.round_points[idx, seat], seat=seat.copy(),
             opponent=self.opp_of[games].copy(), ret=self.ep_ret[games].copy(), length=self.ep_len[games].copy(),
             seconds=time.perf_counter() - self.ep_start[games], capped=np.asarray(res.truncated[idx], bool)))
         done[games] = True

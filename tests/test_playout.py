@@ -145,6 +145,45 @@ def test_illegal_action_names_the_agent_and_action():
         list(play_out(core, core.init(4, seed=0), [Illegal()], np.zeros((4, 2), int), names=["the villain"]))
 
 
+class Returns:
+    """An agent that returns ``out`` whatever it is shown."""
+
+    spec = "broken"
+
+    def __init__(self, out):
+        self.out = out
+
+    def act(self, obs, mask):
+        return self.out
+
+
+@pytest.mark.parametrize("out,match", [
+    (np.array([0.0, 0.0, 0.0, 0.0]), r"agent 'broken' must return 4 integer actions .*float64"),
+    (np.array([0, 0, 0], np.int64), r"agent 'broken' must return 4 integer actions .*shape \(3,\)"),
+    (np.array([[0], [0], [0], [0]]), r"must return 4 integer actions .*shape \(4, 1\)"),
+    (np.array([0, 0, -1, 0]), r"agent 'broken' chose illegal action -1"),  # not a wrapped index
+    (np.array([0, 0, 13, 0]), r"agent 'broken' chose illegal action 13"),  # past the last action
+])
+def test_bad_agent_output_is_refused_before_the_core_steps(out, match):
+    core = make_core("racko", players=2)
+    state = core.init(4, seed=0)
+    before = state.copy()
+    with pytest.raises(RuntimeError, match=match):
+        list(play_out(core, state, [Returns(out)], np.zeros((4, 2), int)))
+    for name in ("racks", "piles", "phase", "player"):  # the step was never made
+        np.testing.assert_array_equal(getattr(state, name), getattr(before, name))
+
+
+def test_before_step_must_keep_the_actions_legal():
+    core = make_core("racko", players=2)
+
+    def cheat(turn):
+        turn.actions[:] = Illegal().act(turn.obs, turn.masks)
+
+    with pytest.raises(RuntimeError, match="agent 'before_step' chose illegal action"):
+        list(play_out(core, core.init(4, seed=0), [FirstLegal()], np.zeros((4, 2), int), before_step=cheat))
+
+
 def test_act_by_owner_calls_each_agent_once_in_index_order():
     order = []
 
