@@ -3,7 +3,8 @@
     python -m training.train_bench racko --seconds 60 [--players 2] [--opponent random] [--versus no-features] [--json PATH]
 
 Both sides train the same MaskablePPO (same network, ``n_steps``, batch size, epochs,
-number of envs, torch threads, derived features, opponent) on the same game; the
+number of envs, torch threads, derived features, opponent) on the same game, by default
+with the sizes ``deckgym train`` uses (``training.train``'s defaults); the
 figure is **env steps per second end to end** (learner decisions, rollouts *and* PPO
 updates), the way ``model.learn`` experiences it:
 
@@ -118,16 +119,20 @@ def env_only_rate(venv: Any, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from training.train import build_parser
+
+    # the sizes `deckgym train` uses by default, so the figure is the default training's
+    train = build_parser().parse_args(["racko"])
     ap = argparse.ArgumentParser(prog="python -m training.train_bench", description=__doc__.split("\n")[0])
     ap.add_argument("game")
     ap.add_argument("--players", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=60.0, help="training time per side")
     ap.add_argument("--opponent", default="random")
-    ap.add_argument("--num-envs", type=int, default=64)
-    ap.add_argument("--n-steps", type=int, default=64)
-    ap.add_argument("--batch-size", type=int, default=1024)
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--net", default="256,256")
+    ap.add_argument("--num-envs", type=int, default=train.num_envs)
+    ap.add_argument("--n-steps", type=int, default=train.n_steps)
+    ap.add_argument("--batch-size", type=int, default=train.batch_size)
+    ap.add_argument("--epochs", type=int, default=train.epochs)
+    ap.add_argument("--net", default=train.net)
     ap.add_argument("--no-features", action="store_true")
     ap.add_argument("--versus", choices=("usual", "no-features"), default="usual",
                     help="the other side: the usual way (default), or CoreVecEnv without derived features "
