@@ -426,8 +426,8 @@ class DeckGymVectorEnv(VectorEnv):
         self._masks = self.core.legal_action_mask(self.state)
         fin = None
         if self._fin:
-            fields = {k: np.concatenate([c[k] for c in self._fin]) for k in self._fin[0] if k != "state"}
-            fin = Finished(obs=term_obs, **fields)
+            ends = {k: np.concatenate([c[k] for c in self._fin]) for k in self._fin[0] if k != "state"}
+            fin = Finished(obs=term_obs, **ends)
         return rew, done, fin
 
     def _learner_obs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:

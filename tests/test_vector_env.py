@@ -258,6 +258,44 @@ def test_core_vec_env_is_the_same_step_vector_env(game, kw):
     assert ends > 3
 
 
+@pytest.mark.parametrize("game,players", [("leastscore", 4), ("racko", 2)])
+def test_games_ending_in_a_step_share_its_one_features_call(game, players, monkeypatch):
+    """The last observations of the games that end in a step are observed and featurised with
+    the learner's rows (one call each per step), and equal what each game shows on its own."""
+    env = DeckGymVectorEnv(game, num_envs=16, num_players=players, opponents=["random"], features=True,
+                           autoreset_mode=AutoresetMode.SAME_STEP, **({"max_turns": 6} if game == "racko" else {}))
+    feats = env._features
+    calls, own = [], {}
+    real_features, real_finish = feats.derived_features, DeckGymVectorEnv._finish
+
+    def counted(core, obs, version):
+        calls.append(len(obs))
+        return real_features(core, obs, version=version)
+
+    def finish(self, games, res, idx, done):  # what each ended game shows alone, before it is dealt again
+        for g in games.tolist():
+            raw = self.core.observe(self.state.take(np.array([g])), self.learner_seat[[g]])
+            own[g] = np.concatenate([raw, real_features(self.core, raw, version=self.features_version)], axis=1)[0]
+        real_finish(self, games, res, idx, done)
+
+    monkeypatch.setattr(feats, "derived_features", counted)
+    monkeypatch.setattr(DeckGymVectorEnv, "_finish", finish)
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    several = 0
+    for _ in range(60):
+        calls.clear()
+        own.clear()
+        obs, rew, term, trunc, infos = env.step(random_legal(rng, env.action_masks()))
+        ended = np.flatnonzero(term | trunc)
+        assert calls == [16 + len(own)]  # one call: the learner's rows, then the ended games'
+        assert sorted(own) == ended.tolist()
+        for g in ended.tolist():
+            np.testing.assert_array_equal(infos["final_obs"][g], own[g])
+        several += len(ended) > 1
+    assert several >= 3  # steps where more than one game ended (their states joined in one batch)
+
+
 def test_seeding():
     def run(env, seeds):
         out = []
