@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
         @functools.wraps(f)
         def timed(*a, **kw):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             stack.append(0.0)
             key = ("opponents: " if acting[0] else "features: ") + part if part == "planner kernel" else part
             if part == "opponents":
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 if part == "opponents":
                     acting[0] = False
-                dt = time.perf_counter() - t0
+                dt = time.process_time() - t0
                 inner = stack.pop()
                 spent[key] = spent.get(key, 0.0) + dt - inner
                 calls[key] = calls.get(key, 0) + 1
@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     model.learn(chunk)  # warm-up: compiled kernels, allocations
     spent.clear()
     calls.clear()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     model.learn(chunk * args.rollouts, reset_num_timesteps=False)
-    wall = time.perf_counter() - t0
+    wall = time.process_time() - t0
     n = chunk * args.rollouts
     print(f"{args.game}, opponent {args.opponent}, {args.num_envs} envs, features {not args.no_features}: "
           f"{n / wall:,.0f} learner decisions/s over {n} ({wall:.2f} s)")
