@@ -2,7 +2,8 @@
 
     python benchmarks/train_profile.py racko [--opponent racko:sequence] [--no-features] [--rollouts 4]
 
-Wraps the functions below in timers (a callee's time is taken out of its caller's) and
+Wraps the functions below in CPU-time timers (a callee's time is taken out of its
+caller's; CPU time, as the machine may be shared) and
 trains the same MaskablePPO as ``training.train_bench`` (``deckgym train``'s sizes) for a
 few rollouts after a warm-up one. The parts:
 
@@ -108,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.process_time() - t0
     n = chunk * args.rollouts
     print(f"{args.game}, opponent {args.opponent}, {args.num_envs} envs, features {not args.no_features}: "
-          f"{n / wall:,.0f} learner decisions/s over {n} ({wall:.2f} s)")
+          f"{n / wall:,.0f} learner decisions per CPU second over {n} ({wall:.2f} CPU s)")
     for part, secs in sorted(spent.items(), key=lambda kv: -kv[1]):
-        print(f"  {part:34s} {secs:7.3f} s {100 * secs / wall:5.1f}%  {1e6 * secs / n:6.1f} us/decision  ({calls[part]} calls)")
+        print(f"  {part:34s} {secs:7.3f} s {100 * secs / wall:5.1f}%  {1e6 * secs / n:6.1f} us CPU/decision  ({calls[part]} calls)")
     return 0
 
 
