@@ -9,7 +9,7 @@ few rollouts after a warm-up one. The parts:
 
 - ``features: planner kernel`` (Rack-O: ``racko_env.plan._run_kernel``, the compiled DP) and
   ``features: the rest`` (``derived_features`` around it), for the learner's rows; the
-  same kernel called by a planning opponent counts as ``opponents``;
+  same kernel called by a planning opponent is ``opponents: planner kernel``;
 - ``opponents`` (their ``act`` calls, through ``play_out``);
 - ``core`` (``step``, ``legal_action_mask``, ``reset_where``, ``current_player``), ``observe``;
 - ``vector env loop`` (the rest of ``DeckGymVectorEnv._play`` and the SB3 adapter);
