@@ -106,3 +106,19 @@ def test_lis_length_matches_on_any_leading_shape():
         got, want = F.lis_length(racks), OF.lis_length(racks)
         assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
     assert F.lis_length(np.arange(1, 11)) == 10 and F.lis_length(np.arange(10, 0, -1)) == 1
+
+
+def test_arena_is_the_same_with_the_numpy_planners_plugged_in():
+    """``benchmarks/racko_arena_speed.py`` times the arena with the oracle planners in place of the
+    compiled ones: its switch really swaps them, and the report does not change."""
+    import agents.racko_heuristics as H
+    from benchmarks.racko_arena_speed import oracle_planners
+    from training.arena import evaluate
+
+    lineup = ["racko:lookahead", "racko:sequence"]
+    want = evaluate("racko", lineup, deals=24, seed=3).to_json()
+    with oracle_planners():
+        assert H.sequence_plan is OP.sequence_plan and H.plan_choices is OP.plan_choices
+        got = evaluate("racko", lineup, deals=24, seed=3).to_json()
+    assert H.sequence_plan is plan.sequence_plan and H.plan_with_outlook is plan.plan_with_outlook
+    assert got == want and want["agents"][0]["games"] == 48
