@@ -22,10 +22,11 @@ from leastscore_env.plan_kernels import (DECLARE, DRAW_DECK, FLOOR0, HAND_SLOTS,
                                          counting_row, dp_rows, first_best, scratch)
 
 NUM_CARDS = 52
-FLOOR_BLOCK, DISCARD_BLOCK, DEAD_BLOCK, KNOWN_BLOCK = 52, 104, 208, 260
 _CARD_VALUE = np.minimum((np.arange(NUM_CARDS) >> 2) + 1, 10).astype(np.int64)
 _RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
 _VAL32 = _CARD_VALUE.astype(np.float32)
+_NIBBLE_BITS = np.array([bin(i).count("1") for i in range(16)], dtype=np.int64)
+_ALL_CARDS = (1 << NUM_CARDS) - 1
 
 
 def obs_rows(core, obs) -> np.ndarray:
@@ -64,63 +65,85 @@ def empty_decoded(B, q):
             np.empty((B, q), i64), np.empty((B, q), i64), np.empty((B, q), np.bool_), np.empty(B, i64))
 
 
+@njit(cache=True, inline="always")
+def card_words(o, q, w):
+    """``w``: the row's card blocks as 52-bit words: hand, floor, discard, seen, dead, then
+    each opponent's known cards (bit ``c`` = card id ``c``)."""
+    for k in range(5 + q):
+        x = 0
+        base = NUM_CARDS * k
+        for c in range(NUM_CARDS):
+            if o[base + c] > 0.5:
+                x |= 1 << c
+        w[k] = x
+
+
+@njit(cache=True, inline="always")
+def first_cards(x, n, ids):
+    """``ids[:n]``: the ``n`` lowest card ids set in word ``x`` (-1 past the last); their word."""
+    k = 0
+    taken = 0
+    for r in range(NUM_RANKS):
+        nib = (x >> (4 * r)) & 15
+        if nib == 0:
+            continue
+        for s in range(4):
+            if k < n and (nib >> s) & 1:
+                ids[k] = 4 * r + s
+                taken |= 1 << (4 * r + s)
+                k += 1
+    for i in range(k, n):
+        ids[i] = -1
+    return taken
+
+
+@njit(cache=True, inline="always")
+def value_and_count(x):
+    """The L1 total and the number of the cards in word ``x``."""
+    total = 0
+    n = 0
+    for r in range(NUM_RANKS):
+        k = _NIBBLE_BITS[(x >> (4 * r)) & 15]
+        total += k * _RANK_VALUE[r]
+        n += k
+    return total, n
+
+
 @njit(cache=True)
-def decode_row(o, b, L, D):
-    """Row ``b`` of ``D`` from the observation row ``o``, as ``plan.decode(core.obs_view(...))``:
-    the hand (first 5 card ids), the floor (first 5), the unseen pool's rank and value odds
-    (cards in no hand, floor, dead pile, pending discard or opponent's known cards), the
-    opponents' known cards, hand sizes and liveness, the turn."""
+def decode_row(o, b, L, D, w, ids):
+    """Row ``b`` of ``D`` from the observation row ``o`` (card words ``w``), as
+    ``plan.decode(core.obs_view(...))``: the hand (first 5 card ids), the floor (first 5),
+    the unseen pool's rank and value odds (cards in no hand, floor, dead pile, pending
+    discard or opponent's known cards), the opponents' known cards, hand sizes and
+    liveness, the turn."""
     hand, hand_val, hand_sum, counts, floor, floor_ok, floor_val, rank_p, val_p, ksum, kcnt, osize, oalive, turn = D
     q = L[0] - 1
-    k = 0
+    first_cards(w[0], HAND_SLOTS, ids)
     total = 0
-    for r in range(NUM_RANKS):
-        counts[b, r] = 0
-    for c in range(NUM_CARDS):
-        if o[c] > 0.5:
-            counts[b, c >> 2] += 1
-            if k < HAND_SLOTS:
-                hand[b, k] = c
-                hand_val[b, k] = _CARD_VALUE[c]
-                total += _CARD_VALUE[c]
-                k += 1
-    for i in range(k, HAND_SLOTS):
-        hand[b, i] = -1
-        hand_val[b, i] = 0
+    for i in range(HAND_SLOTS):
+        hand[b, i] = ids[i]
+        hand_val[b, i] = _CARD_VALUE[ids[i]] if ids[i] >= 0 else 0
+        total += hand_val[b, i]
     hand_sum[b] = total
-    fmask = 0
-    k = 0
-    for c in range(NUM_CARDS):
-        if k < HAND_SLOTS and o[FLOOR_BLOCK + c] > 0.5:
-            floor[b, k] = c
-            floor_ok[b, k] = True
-            floor_val[b, k] = _CARD_VALUE[c]
-            fmask |= 1 << c
-            k += 1
-    for i in range(k, HAND_SLOTS):
-        floor[b, i] = -1
-        floor_ok[b, i] = False
-        floor_val[b, i] = 0
+    located = w[0] | first_cards(w[1], HAND_SLOTS, ids) | w[2] | w[4]
+    for i in range(HAND_SLOTS):
+        floor[b, i] = ids[i]
+        floor_ok[b, i] = ids[i] >= 0
+        floor_val[b, i] = _CARD_VALUE[ids[i]] if ids[i] >= 0 else 0
     for o_ in range(q):
-        ksum[b, o_] = 0
-        kcnt[b, o_] = 0
-    rc = np.zeros(NUM_RANKS, np.int64)
+        ksum[b, o_], kcnt[b, o_] = value_and_count(w[5 + o_])
+        located |= w[5 + o_]
+    pool = ~located & _ALL_CARDS
     n = 0
-    for c in range(NUM_CARDS):
-        located = o[c] > 0.5 or (fmask >> c) & 1 == 1 or o[DEAD_BLOCK + c] > 0.5 or o[DISCARD_BLOCK + c] > 0.5
-        for o_ in range(q):
-            if o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5:
-                located = True
-                ksum[b, o_] += _CARD_VALUE[c]
-                kcnt[b, o_] += 1
-        if not located:
-            rc[c >> 2] += 1
-            n += 1
+    for r in range(NUM_RANKS):
+        counts[b, r] = _NIBBLE_BITS[(w[0] >> (4 * r)) & 15]
+        n += _NIBBLE_BITS[(pool >> (4 * r)) & 15]
     tot = np.float64(n)
     for v in range(11):
         val_p[b, v] = 0.0
     for r in range(NUM_RANKS):
-        rank_p[b, r] = rc[r] / max(tot, 1.0) if tot > 0 else 1.0 / NUM_RANKS
+        rc = _NIBBLE_BITS[(pool >> (4 * r)) & 15]
+        rank_p[b, r] = rc / max(tot, 1.0) if tot > 0 else 1.0 / NUM_RANKS
         val_p[b, _RANK_VALUE[r]] += rank_p[b, r]
     for o_ in range(q):
         osize[b, o_] = np.int64(np.rint(o[L[2] + o_] * np.float32(L[7])))
@@ -134,9 +157,10 @@ def _clip1(x):
 
 
 @njit(cache=True)
-def features_v1_row(o, L, A, Bt, MONO, row, m, vh, sv, fl):
+def features_v1_row(o, w, L, A, Bt, MONO, row, m, vh, sv, fl):
     """The version-1 columns of ``features.derived_features`` into ``row`` (float32), and the
-    legal mask ``m`` rebuilt from the observation (``features.legal_mask_from_view``)."""
+    legal mask ``m`` rebuilt from the observation (``features.legal_mask_from_view``); ``w``:
+    the row's :func:`card_words`."""
     f32 = np.float32
     q = L[0] - 1
     nh = 0
@@ -178,14 +202,7 @@ def features_v1_row(o, L, A, Bt, MONO, row, m, vh, sv, fl):
     row[39] = (tot - best) / f32(50)
     m[DECLARE] = disc and o[L[5]] > 0.5
     m[DRAW_DECK] = not disc
-    k = 0
-    for c in range(NUM_CARDS):
-        if k < HAND_SLOTS and o[FLOOR_BLOCK + c] > 0.5:
-            fl[k] = c
-            k += 1
-    for j in range(k, HAND_SLOTS):
-        fl[j] = -1
-    fmask = 0
+    fmask = first_cards(w[1], HAND_SLOTS, fl)
     fmin = f32(10.0)
     for j in range(HAND_SLOTS):
         fh = fl[j] >= 0
@@ -193,7 +210,6 @@ def features_v1_row(o, L, A, Bt, MONO, row, m, vh, sv, fl):
         row[40 + j] = fv / f32(10)
         same = 0
         if fh:
-            fmask |= 1 << fl[j]
             fmin = min(fmin, fv)
             for i in range(HAND_SLOTS):
                 if vh[i] >= 0 and vh[i] >> 2 == fl[j] >> 2:
@@ -202,25 +218,17 @@ def features_v1_row(o, L, A, Bt, MONO, row, m, vh, sv, fl):
         if FLOOR0 + j < NUM_ACTIONS:
             m[FLOOR0 + j] = fh and not disc
     row[50] = fmin / f32(10)
-    n_unknown = 0
-    s_unknown = f32(0.0)
-    for c in range(NUM_CARDS):
-        located = o[c] > 0.5 or o[DEAD_BLOCK + c] > 0.5 or o[DISCARD_BLOCK + c] > 0.5 or (fmask >> c) & 1 == 1
-        for o_ in range(q):
-            located = located or o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5
-        if not located:
-            n_unknown += 1
-            s_unknown += _VAL32[c]
+    located = w[0] | w[4] | w[2] | fmask
+    for o_ in range(q):
+        located |= w[5 + o_]
+    total, n_unknown = value_and_count(~located & _ALL_CARDS)
+    s_unknown = f32(total)  # an integer sum: exact in float32, whatever the order
     mean = np.float64(s_unknown) / np.float64(max(n_unknown, 1)) if n_unknown > 0 else 0.0
     row[51] = f32(mean / 10)
     lowest = np.inf
     for o_ in range(q):
-        kv = f32(0.0)
-        kn = 0
-        for c in range(NUM_CARDS):
-            if o[KNOWN_BLOCK + NUM_CARDS * o_ + c] > 0.5:
-                kv += _VAL32[c]
-                kn += 1
+        total, kn = value_and_count(w[5 + o_])
+        kv = f32(total)
         size = np.int64(np.rint(o[L[2] + o_] * f32(L[7])))
         est = np.float64(kv) + np.float64(max(size - kn, 0)) * mean
         live = o[L[3] + 1 + o_] > 0.5 and size > 0
@@ -246,13 +254,15 @@ def features_rows(obs, L, A, Bt, MONO, with_dp, out, X, xoff, nmax, H, lam, marg
     vh = np.empty(HAND_SLOTS, np.int64)
     fl = np.empty(HAND_SLOTS, np.int64)
     sv = np.empty(HAND_SLOTS, np.float32)
-    for b in range(B):
-        features_v1_row(obs[b], L, A, Bt, MONO, out[b], masks[b], vh, sv, fl)
-    if not with_dp:
-        return 0
+    w = np.empty(5 + q, np.int64)
     D = empty_decoded(B, q)
     for b in range(B):
-        decode_row(obs[b], b, L, D)
+        card_words(obs[b], q, w)
+        features_v1_row(obs[b], w, L, A, Bt, MONO, out[b], masks[b], vh, sv, fl)
+        if with_dp:
+            decode_row(obs[b], b, L, D, w, fl)
+    if not with_dp:
+        return 0
     action = np.empty(B, np.int64)
     declare = np.empty(B)
     play = np.empty(B)
@@ -277,8 +287,11 @@ def dp_actions_rows(obs, masks, L, X, xoff, nmax, H, lam, margin, tie_wins, pena
     lacks (nothing computed then), else 0."""
     B = obs.shape[0]
     D = empty_decoded(B, L[0] - 1)
+    w = np.empty(L[0] + 4, np.int64)
+    ids = np.empty(HAND_SLOTS, np.int64)
     for b in range(B):
-        decode_row(obs[b], b, L, D)
+        card_words(obs[b], L[0] - 1, w)
+        decode_row(obs[b], b, L, D, w, ids)
     return dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
                    discard_slots, action, np.empty(B), np.empty(B), np.empty((B, NUM_ACTIONS)))
 
@@ -291,8 +304,11 @@ def counting_actions_rows(obs, masks, L, gamma, refill, min_success, tilt, tie_w
     D = empty_decoded(B, L[0] - 1)
     scores = np.empty((B, NUM_ACTIONS))
     S = scratch()
+    w = np.empty(L[0] + 4, np.int64)
+    ids = np.empty(HAND_SLOTS, np.int64)
     for b in range(B):
-        decode_row(obs[b], b, L, D)
+        card_words(obs[b], L[0] - 1, w)
+        decode_row(obs[b], b, L, D, w, ids)
         m = masks[b]
         draw = False
         for a in range(DRAW_DECK, NUM_ACTIONS):

@@ -126,18 +126,25 @@ def scratch():
             np.empty(NUM_RANKS, dtype=np.int64), np.empty(MAX_SUM + 2), np.empty(8))
 
 
-@njit(cache=True)
-def opponent_cdf(p, u, known_sum, dist, new, cdf):
-    """``cdf[t]`` = P(an opponent's total ≤ t − 1), t = 0..MAX_SUM + 1: ``known_sum`` plus ``u``
-    unknown cards drawn from ``p`` (see :func:`sum_pmf`), summed up in order."""
-    sum_pmf(p, u, dist, new)
+@njit(cache=True, inline="always")
+def shifted_cdf(pmf, known_sum, cdf):
+    """``cdf[t]`` = P(``known_sum`` + S ≤ t − 1), t = 0..MAX_SUM + 1, for S distributed as
+    ``pmf``: numpy's cumulative sum, in order."""
     cdf[0] = 0.0
     c = 0.0
     for t in range(MAX_SUM + 1):
         src = t - known_sum
         if src >= 0:
-            c += dist[src]
+            c += pmf[src]
         cdf[t + 1] = c
+
+
+@njit(cache=True)
+def opponent_cdf(p, u, known_sum, dist, new, cdf):
+    """``cdf[t]`` = P(an opponent's total ≤ t − 1), t = 0..MAX_SUM + 1: ``known_sum`` plus ``u``
+    unknown cards drawn from ``p`` (see :func:`sum_pmf`)."""
+    sum_pmf(p, u, dist, new)
+    shifted_cdf(dist, known_sum, cdf)
 
 
 @njit(cache=True)
@@ -159,20 +166,24 @@ def outlook_row(b, D, rounds, exp_tab, tie_wins, penalty, S):
     ``plan.calibrated_skew``); ``surv[t]`` = P(lowest opponent total ≥ t).
     """
     hand_sum, val_p, ksum, kcnt, osize, oalive = D[2], D[8], D[9], D[10], D[11], D[12]
-    p, dist, new, surv, term, cdf = S[2], S[3], S[4], S[5], S[6], S[9]
+    p, new, surv, term, pmfs, cdf = S[2], S[4], S[5], S[6], S[7], S[9]
     W = MAX_SUM + 1
     r = min(max(rounds, 1), exp_tab.shape[0] - 1)
     surv[:] = 1.0
+    ready = 0  # bit u: pmfs[u] holds the distribution of u unknown cards (p depends on u only)
     for o in range(osize.shape[1]):
         if not oalive[b, o]:  # its cdf is 0: a factor 1 - 0 = 1
             continue
         u = min(max(osize[b, o] - kcnt[b, o], 0), HAND_SLOTS)
-        for v in range(11):
-            p[v] = val_p[b, v] * exp_tab[r, u, v]
-        den = max(pairwise_sum(p, 11), 1e-12)
-        for v in range(11):
-            p[v] = p[v] / den
-        opponent_cdf(p, u, ksum[b, o], dist, new, cdf)
+        if not (ready >> u) & 1:
+            for v in range(11):
+                p[v] = val_p[b, v] * exp_tab[r, u, v]
+            den = max(pairwise_sum(p, 11), 1e-12)
+            for v in range(11):
+                p[v] = p[v] / den
+            sum_pmf(p, u, pmfs[u], new)
+            ready |= 1 << u
+        shifted_cdf(pmfs[u], ksum[b, o], cdf)
         for t in range(W + 1):
             surv[t] *= 1.0 - cdf[t]
     my = hand_sum[b]

@@ -87,9 +87,12 @@ def test_observation_rows_decode_as_obs_view_and_decode():
     # the compiled decoding of observation rows gives plan.decode(core.obs_view(obs)), field by field
     for kw in ({"num_players": 2}, {"num_players": 5}):
         for core, obs, masks in _states(LeastScoreRules(**kw), B=64, every=11):
-            got = obs_kernels.empty_decoded(obs.shape[0], core.num_players - 1)
+            q = core.num_players - 1
+            got = obs_kernels.empty_decoded(obs.shape[0], q)
+            words, ids = np.empty(5 + q, np.int64), np.empty(5, np.int64)
             for b in range(obs.shape[0]):
-                obs_kernels.decode_row(obs[b], b, obs_kernels.layout(core), got)
+                obs_kernels.card_words(obs[b], q, words)
+                obs_kernels.decode_row(obs[b], b, obs_kernels.layout(core), got, words, ids)
             view = core.obs_view(obs)
             want = plan.decoded(plan.decode(view), view["turn"])
             for name, g, w in zip(plan_kernels.DECODED, got, want):
