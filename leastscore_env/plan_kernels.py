@@ -120,7 +120,10 @@ def unknown_sum_pmf_select(p, select, max_sum):
 
 @njit(cache=True)
 def scratch():
-    """Work arrays of the row functions (one set per driver call)."""
+    """Work arrays of the row functions (one set per driver call): 0 option values by rank,
+    1 their products, 2 a tilted value distribution, 3-4 convolution buffers, 5 P(lowest
+    opponent total >= t), 6 L8 point terms, 7 sum distributions by unknown-card count,
+    8 rank counts, 9 an opponent's cdf, 10 per-opponent probabilities."""
     return (np.empty(NUM_RANKS), np.empty(NUM_RANKS), np.empty(11), np.empty(MAX_SUM + 1), np.empty(MAX_SUM + 1),
             np.empty(MAX_SUM + 2), np.empty(MAX_SUM + 1), np.empty((HAND_SLOTS + 1, MAX_SUM + 1)),
             np.empty(NUM_RANKS, dtype=np.int64), np.empty(MAX_SUM + 2), np.empty(8))
