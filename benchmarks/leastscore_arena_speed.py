@@ -5,7 +5,7 @@ as shipped and once with ``leastscore:dp`` and ``leastscore:counting`` deciding 
 the oracles, and compares wall time, CPU time (user + system of the process) and the JSON
 results, which must be identical.
 
-    python benchmarks/arena_speed.py [--rounds 2] [-- EVAL ARGS]
+    python benchmarks/leastscore_arena_speed.py [--rounds 2] [-- EVAL ARGS]
 
 Default command: ``deckgym eval leastscore leastscore:dp leastscore:counting --players 4
 --games 5000``. Run from the repository root.
