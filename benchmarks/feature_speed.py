@@ -63,26 +63,9 @@ def connect_four_runner(seed: int = 0) -> Callable[[], int]:
     """Random legal play on connect_four_v3, as ``training.bench`` times it."""
     from pettingzoo.classic import connect_four_v3
 
-    env = connect_four_v3.env()
-    rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
+    from training.bench import aec_random_play
 
-    def run() -> int:
-        n = 0
-        for _ in range(2000):
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                if not env.agents or all(env.terminations.get(a) or env.truncations.get(a) for a in env.agents):
-                    env.reset()
-                    continue
-                env.step(None)
-            else:
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[rng.integers(len(legal))]))
-            n += 1
-        return n
-
-    return run
+    return aec_random_play(connect_four_v3.env, seed)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,7 +90,8 @@ def bench_features(core: Any, feat: Any, version: int, seconds: float, batch: in
     return _timed(run, seconds)
 
 
-def _aec_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> float:
+def aec_random_play(make_env: Callable[[], Any], seed: int = 0) -> Callable[[], int]:
+    """A callable that plays 2,000 random legal turns of a fresh AEC env per call and returns 2,000."""
     env = make_env()
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
@@ -110,7 +111,11 @@ def _aec_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0)
             n += 1
         return n
 
-    return _timed(run, seconds)
+    return run
+
+
+def _aec_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> float:
+    return _timed(aec_random_play(make_env, seed), seconds)
 
 
 def bench_rlcard_gin(seconds: float, seed: int = 0) -> float | None:
