@@ -38,18 +38,16 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
-import threading
 import time
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
+from training.interrupts import no_interrupts
 from training.train_args import DEFAULT_OPPONENTS, EVAL_AGAINST, parse_pool, validate  # noqa: F401 (re-exported)
 
 
@@ -116,71 +114,25 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
                     quiet: bool = True) -> dict[str, Any]:
-    """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent."""
-    import torch
-
+    """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent
+    (``training.behaviour_cloning``), played in ``env``'s games."""
     from agents.registry import make_agent
+    from training.behaviour_cloning import collect_teacher_samples, fit, masked_value_loss
 
     teacher = make_agent(teacher_spec, env.core, seed=seed, game=env.game)
-    B, n_raw = env.num_envs, env.core.obs_size
-    T = max(1, samples // B)
-    obs_buf = np.zeros((T, B, env.observation_space.shape[0]), np.float32)
-    mask_buf = np.zeros((T, B, env.core.num_actions), bool)
-    act_buf = np.zeros((T, B), np.int64)
-    rew_buf = np.zeros((T, B), np.float32)
-    done_buf = np.zeros((T, B), bool)
-    obs = env.reset()
-    for t in range(T):  # the teacher plays the learner's seat
-        masks = env.action_masks()
-        a = teacher.act(obs[:, :n_raw], masks)
-        obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, a
-        obs, rew, done, _ = env.step(a)
-        rew_buf[t], done_buf[t] = rew, done
-    # discounted returns; samples after a game's last finished episode have none (dropped)
-    ret = np.zeros((T, B), np.float32)
-    valid = np.zeros((T, B), bool)
-    g = np.zeros(B, np.float32)
-    seen_end = np.zeros(B, bool)
-    for t in range(T - 1, -1, -1):
-        seen_end |= done_buf[t]
-        g = rew_buf[t] + gamma * g * (~done_buf[t])
-        ret[t], valid[t] = g, seen_end
-    X = torch.as_tensor(obs_buf.reshape(T * B, -1))
-    M = mask_buf.reshape(T * B, -1)
-    A = torch.as_tensor(act_buf.reshape(-1))
-    R = torch.as_tensor(ret.reshape(-1))
-    V = torch.as_tensor(valid.reshape(-1))
+    data = collect_teacher_samples(env.venv, teacher, samples, gamma, seed)
     policy = model.policy
+
+    def losses(X: Any, M: np.ndarray, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
+        dist = policy.get_distribution(X, action_masks=M)
+        ce = -dist.log_prob(A).mean()
+        acc = (dist.distribution.probs.argmax(dim=1) == A).float().mean()
+        return ce, acc, masked_value_loss(policy.predict_values(X).squeeze(-1), R, V)
+
     policy.set_training_mode(True)
-    opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
-    rng = np.random.default_rng(seed)
-    n = T * B
-    log = {}
-    for epoch in range(epochs):
-        order = rng.permutation(n)
-        tot_ce = tot_acc = tot_v = 0.0
-        for start in range(0, n, 1024):
-            idx = order[start : start + 1024]
-            dist = policy.get_distribution(X[idx], action_masks=M[idx])
-            ce = -dist.log_prob(A[idx]).mean()
-            acc = (dist.distribution.probs.argmax(dim=1) == A[idx]).float().mean()
-            v = policy.predict_values(X[idx]).squeeze(-1)
-            vm = V[idx]
-            vloss = ((v - R[idx]) ** 2)[vm].mean() if vm.any() else torch.zeros(())
-            loss = ce + 0.5 * vloss
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-            opt.step()
-            k = len(idx)
-            tot_ce += float(ce.detach()) * k
-            tot_acc += float(acc.detach()) * k
-            tot_v += float(vloss.detach()) * k
-        log = {"epoch": epoch + 1, "cross_entropy": tot_ce / n, "accuracy": tot_acc / n, "value_mse": tot_v / n}
-        if not quiet:
-            print(f"bc epoch {epoch + 1}: {log}", flush=True)
+    log = fit(policy.parameters(), losses, data, epochs, seed, quiet=quiet)
     policy.set_training_mode(False)
-    return {"teacher": teacher_spec, "samples": n, **log}
+    return {"teacher": teacher_spec, "samples": len(data), **log}
 
 
 def _command_words(argv: list[str] | None) -> list[str]:
@@ -394,7 +346,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             final = arena(out_path, args.final_deals) if args.final_deals else best["arena"]
         except KeyboardInterrupt:
             interrupted = True
-    with _no_interrupts():  # a second Ctrl-C must not leave a half-written run behind
+    with no_interrupts():  # a second Ctrl-C must not leave a half-written run behind
         if interrupted:
             print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
             save_model(model, os.path.join(ckpt_dir, f"interrupted_step_{steps}.zip"),
@@ -417,18 +369,6 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         writer.close()
     return summary
 
-
-@contextlib.contextmanager
-def _no_interrupts() -> Iterator[None]:
-    """Ignore SIGINT inside the block (main thread only: elsewhere signals cannot be set)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 if __name__ == "__main__":
     try:
