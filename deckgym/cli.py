@@ -95,13 +95,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.engine == "rllib":
-        from training import rllib_train
-
-        rllib_train.main(args=args)
-        return 0
-    from training import train
-
-    summary = train.main(args=args)
+        from training import rllib_train as engine
+    else:
+        from training import train as engine
+    summary = engine.main(args=args)
     return 130 if summary.get("interrupted") else 0
 
 

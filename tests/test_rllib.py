@@ -59,7 +59,9 @@ def trained(ray_session, tmp_path_factory):
 def test_engine_options_are_checked_before_ray_starts(tmp_path, capsys):
     for bad, flag in ((["--env-runners", "-1"], "--env-runners"), (["--envs-per-runner", "0"], "--envs-per-runner"),
                       (["--train-batch", "100", "--batch-size", "200"], "--batch-size"),
-                      (["--init", str(tmp_path / "m.zip")], "--init")):
+                      (["--init", str(tmp_path / "m.zip")], "--init"), (["--bc-teacher", "nobody"], "--bc-teacher"),
+                      (["--bc-teacher", "racko:lookahead", "--bc-samples", "0"], "--bc-samples"),
+                      (["--bc-teacher", "racko:lookahead", "--bc-epochs", "0"], "--bc-epochs")):
         assert cli(["train", "racko", "--engine", "rllib", "--runs", str(tmp_path), *bad]) == 2
         assert flag in capsys.readouterr().err
     assert os.listdir(tmp_path) == []  # no run folder left behind
@@ -150,6 +152,147 @@ def test_module_never_samples_a_masked_action():
     # a row without a legal action (a finished game's last observation) is uniform, not NaN
     empty = {Columns.OBS: {"observations": obs[:2], "action_mask": torch.zeros(2, n)}}
     assert torch.isfinite(module.forward_inference(empty)[Columns.ACTION_DIST_INPUTS]).all()
+
+
+def planner_copy_module(env):
+    """A masked module whose weights play the features' planner action (the last 13 columns:
+    ``racko:lookahead``'s action), through two tanh layers and the policy head."""
+    import torch
+
+    from agents.rllib_module import MaskedPPOModule
+
+    space = env.observation_space(env.possible_agents[0])
+    module = MaskedPPOModule(observation_space=space, action_space=env.action_space(env.possible_agents[0]),
+                             model_config={"fcnet_hiddens": [32, 32], "fcnet_activation": "tanh",
+                                                           "vf_share_layers": False})
+    first = space["observations"].shape[0] - env.core.num_actions
+    layers = [module.encoder.actor_encoder.net.mlp[0], module.encoder.actor_encoder.net.mlp[2], module.pi.net.mlp[0]]
+    with torch.no_grad():
+        for layer in layers:
+            layer.weight.zero_()
+            layer.bias.zero_()
+        for a in range(env.core.num_actions):
+            layers[0].weight[a, first + a] = 2.0
+            layers[1].weight[a, a] = 2.0
+            layers[2].weight[a, a] = 50.0
+    return module
+
+
+def test_agent_feeds_the_module_what_the_env_fed_it(tmp_path):
+    """The features, their layout and the seat's view are the same in training and in play: a
+    module that copies the planner action of its input plays that action through rllib:PATH."""
+    from agents.rllib_agent import META_NAME, model_metadata_rllib
+
+    env = LearnerSeatsEnv("racko", opponents=[("racko:ranges", 1.0)])
+    module = planner_copy_module(env)
+    module.save_to_path(str(tmp_path / "copy"))
+    meta = model_metadata_rllib(env.core, "racko", features=True, features_version=env.features_version)
+    json.dump(meta, open(tmp_path / "copy" / META_NAME, "w"), default=str)
+    feat = game_entry("racko").features()
+    agent = make_agent(f"rllib:{tmp_path / 'copy'}", env.core, game="racko")
+    env.reset(seed=4)
+    for _ in range(200):  # the env's observations, as the learner saw them in training
+        o = env.observe(LEARNER)
+        planned = int(np.argmax(o["observations"][-env.core.num_actions:]))
+        raw = o["observations"][None, : env.core.obs_size]
+        np.testing.assert_array_equal(agent.inputs(raw)[0], o["observations"])
+        assert agent.act(raw, o["action_mask"][None] > 0)[0] == planned
+        env.step(planned)
+        if not env.agents:
+            env.reset()
+    core = env.core
+    st = core.init(256, 1)  # the arena's observations: the core's, batched, either seat
+    for _ in range(30):
+        obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+        planned = np.argmax(feat.derived_features(core, obs)[:, -core.num_actions:], axis=1)
+        np.testing.assert_array_equal(agent.act(obs, masks), planned)
+        core.step(st, planned)
+
+
+def test_collected_teacher_samples_are_the_teachers_legal_moves():
+    from gymnasium.vector import AutoresetMode
+
+    from deckgym.vector_env import DeckGymVectorEnv
+    from training.behaviour_cloning import collect_teacher_samples
+
+    venv = DeckGymVectorEnv("racko", num_envs=16, num_players=2, opponents=["racko:ranges"], features=True,
+                            autoreset_mode=AutoresetMode.SAME_STEP, seed=0)
+    teacher = make_agent("racko:bucket", venv.core, game="racko")
+    data = collect_teacher_samples(venv, teacher, 600, 0.99, seed=2)
+    n_raw = venv.core.obs_size
+    assert len(data) == 16 * (600 // 16) and data.obs.shape[1] == venv.single_observation_space.shape[0]
+    assert data.masks[np.arange(len(data)), data.actions].all()
+    np.testing.assert_array_equal(data.actions, teacher.act(data.obs[:, :n_raw], data.masks))  # deterministic
+    np.testing.assert_allclose(data.obs[:, n_raw:], venv._features.derived_features(venv.core, data.obs[:, :n_raw]),
+                               atol=1e-6)
+    assert data.valid.any() and not data.valid.all()  # the games still running at the end have no return
+    assert np.all(np.abs(data.returns[data.valid]) <= 1.0) and np.any(data.returns[data.valid] != 0)
+    with pytest.raises(ValueError, match="SAME_STEP"):
+        collect_teacher_samples(DeckGymVectorEnv("racko", num_envs=2, seed=0), teacher, 10, 0.99, seed=0)
+
+
+def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
+    """--bc-teacher: the fitted weights are the learner's and every env runner's, and they play
+    the teacher's moves far more often than the untrained module did."""
+    args = rllib_train.build_parser().parse_args([
+        "racko", "--players", "2", "--train-batch", "128", "--batch-size", "64", "--net", "64", "--env-runners", "1",
+        "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
+        "--num-envs", "64", "--quiet"])
+    plan = rllib_train.check_args(args)
+    env_config = {"game": "racko", "rules_kwargs": plan.rules_kwargs, "opponents": []}
+    probe = LearnerSeatsEnv(**env_config)
+    spec = rllib_train.module_spec(args, probe.observation_space("player_0"), probe.action_space("player_0"))
+    algo = rllib_train.build_config(args, env_config).build_algo()
+    try:
+        def agreement(module):
+            from agents.rllib_agent import RLlibAgent, model_metadata_rllib
+
+            core = probe.core
+            agent = RLlibAgent(core, module=module, meta=model_metadata_rllib(core, "racko", True, probe.features_version))
+            teacher = make_agent("racko:lookahead", core, game="racko")
+            st = core.init(512, 11)
+            obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+            return float(np.mean(agent.act(obs, masks) == teacher.act(obs, masks)))
+
+        before = agreement(rllib_train.learner_module(algo, spec))
+        bc = rllib_train.behaviour_clone(algo, spec, args, plan, probe.features_version)
+        assert bc["teacher"] == "racko:lookahead" and bc["samples"] == 512 and bc["epoch"] == 60
+        learner = algo.learner_group.get_weights([rllib_train.MODULE_ID])[rllib_train.MODULE_ID]
+        runner, = algo.env_runner_group.foreach_env_runner(
+            lambda er: er.module[rllib_train.MODULE_ID].get_state(), local_env_runner=False)
+        for name, w in runner.items():
+            if name.startswith(("encoder.actor", "pi.")):
+                np.testing.assert_array_equal(np.asarray(w), np.asarray(learner[name]))
+        after = agreement(rllib_train.learner_module(algo, spec))
+        assert bc["accuracy"] > 0.6 and after > before + 0.3, (before, after, bc)
+    finally:
+        algo.stop()
+
+
+def test_ctrl_c_saves_the_model_and_the_summary_and_exits_130(ray_session, tmp_path, monkeypatch):
+    """A KeyboardInterrupt in the second training iteration (as Ctrl-C raises it in the driver)."""
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    real_train, calls = Algorithm.train, []
+
+    def train_then_interrupt(self):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_train(self)
+
+    monkeypatch.setattr(Algorithm, "train", train_then_interrupt)
+    assert cli(["train", "racko", "--engine", "rllib", *TINY, "--total-steps", "100000", "--env-runners", "0",
+                "--envs-per-runner", "1", "--runs", str(tmp_path), "--run-name", "stopped"]) == 130
+    summary = json.load(open(tmp_path / "stopped" / "summary.json"))
+    assert summary["interrupted"] and summary["iterations"] == 1 and 0 < summary["steps"] < 100000
+    meta = json.load(open(tmp_path / "stopped" / "model" / "deckgym_meta.json"))
+    assert meta["interrupted"] and meta["steps"] == summary["steps"]
+    core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
+    st = core.init(8, 0)
+    masks = core.legal_action_mask(st)
+    a = make_agent(f"rllib:{summary['model']}", core, game="racko").act(core.observe(st, core.current_player(st)), masks)
+    assert masks[np.arange(8), a].all()
 
 
 # -- training, checkpoint, rllib:PATH -------------------------------------------------------------
