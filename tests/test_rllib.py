@@ -295,6 +295,25 @@ def test_ctrl_c_saves_the_model_and_the_summary_and_exits_130(ray_session, tmp_p
     assert masks[np.arange(8), a].all()
 
 
+def test_shipped_rllib_model_loads_and_plays_its_teachers_planner():
+    """models/racko_2p_rllib (model card): loads from the repository, plays legal moves, and
+    mostly the planner action of racko:lookahead that it was cloned from."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "racko_2p_rllib")
+    entry = game_entry("racko")
+    core = entry.make_core(entry.make_rules(num_players=2))
+    agent = make_agent(f"rllib:{path}", core, game="racko")
+    assert agent.meta["features_version"] in entry.features().SUPPORTED_VERSIONS
+    st = core.init(256, 7)
+    agree = []
+    for _ in range(20):
+        obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
+        a = agent.act(obs, masks)
+        assert masks[np.arange(256), a].all()
+        agree.append(a == np.argmax(entry.features().derived_features(core, obs)[:, -core.num_actions:], axis=1))
+        core.step(st, a)
+    assert np.mean(agree) > 0.9
+
+
 # -- training, checkpoint, rllib:PATH -------------------------------------------------------------
 @pytest.mark.parametrize("game", ["racko", "leastscore"])
 def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
