@@ -250,7 +250,7 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
             core = probe.core
             agent = RLlibAgent(core, module=module, meta=model_metadata_rllib(core, "racko", True, probe.features_version))
             teacher = make_agent("racko:lookahead", core, game="racko")
-            st = core.init(512, 11)
+            st = core.init(256, 11)
             obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
             return float(np.mean(agent.act(obs, masks) == teacher.act(obs, masks)))
 
