@@ -8,7 +8,7 @@ import pytest
 from deckgym.cli import main as cli
 from training.arena import bradley_terry_elo, evaluate, save_chart, wilson_interval
 from training.demo import lineup
-from training.tournament import tournament
+from training.tournament import short_name, tournament
 
 
 def test_wilson_interval_contains_the_rate_and_narrows():
@@ -95,6 +95,16 @@ def test_tournament_cross_table_is_consistent():
     assert rep.ratings["racko:ranges"] > rep.ratings["random"]
     text = rep.table()
     assert "racko:ranges" in text and "rating" in text
+
+
+@pytest.mark.parametrize("spec, short", [
+    ("ppo:models/racko_2p.zip", "ppo:racko_2p"),
+    ("rllib:models/racko_2p_rllib", "rllib:racko_2p_rllib"),
+    ("rllib:models/racko_2p_rllib/", "rllib:racko_2p_rllib"),
+    ("racko:lookahead", "racko:lookahead"),
+])
+def test_short_names_of_models_fit_the_column_headers(spec, short):
+    assert short_name(spec) == short
 
 
 def test_demo_lineup_finds_shipped_models(tmp_path):

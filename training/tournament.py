@@ -66,10 +66,12 @@ class TournamentReport:
 
 
 def short_name(spec: str) -> str:
-    """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p`` (column headers, chart labels)."""
-    if spec.startswith("ppo:"):
-        base = os.path.basename(spec[4:])
-        return "ppo:" + (base[:-4] if base.endswith(".zip") else base)
+    """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p``, ``rllib:models/racko_2p_rllib`` →
+    ``rllib:racko_2p_rllib`` (column headers, chart labels)."""
+    for prefix in ("ppo:", "rllib:"):
+        if spec.startswith(prefix):
+            base = os.path.basename(spec[len(prefix):].rstrip("/\\"))
+            return prefix + (base[:-4] if base.endswith(".zip") else base)
     return spec
 
 
