@@ -314,6 +314,20 @@ def test_shipped_rllib_model_loads_and_plays_its_teachers_planner():
     assert np.mean(agree) > 0.9
 
 
+def test_loading_a_model_prints_no_rllib_deprecation_noise():
+    """RLlib logs a deprecation warning about its own RLModuleConfig on every module it builds;
+    `deckgym eval`/`play`/the demo must not show it to a user loading an rllib: model."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import logging; logging.basicConfig(level=logging.WARNING)\n"
+            "from agents.rllib_agent import load_module\n"
+            f"load_module({os.path.join(root, 'models', 'racko_2p_rllib')!r})\n"
+            "import logging; logging.getLogger('ray._common.deprecation').warning('still logging')\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "still logging" in res.stderr  # the logger is restored afterwards
+    assert "deprecated" not in res.stderr, res.stderr
+
+
 # -- training, checkpoint, rllib:PATH -------------------------------------------------------------
 @pytest.mark.parametrize("game", ["racko", "leastscore"])
 def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
