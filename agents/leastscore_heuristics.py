@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.params import Range
-from leastscore_env.dp import dp_actions, dp_actions_obs  # noqa: F401  (dp_actions re-exported)
+from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, dp_actions, dp_actions_obs  # noqa: F401  (dp_actions re-exported)
 from leastscore_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
     CARD_RANK,
     CARD_VALUE,
@@ -150,11 +150,8 @@ class DPAgent(Agent):
     """
 
     spec = "leastscore:dp"
-    # The smallest weight on round points at which dp loses fewer points than counting while
-    # still winning more rounds than it; larger weights trade wins for points (the lam table in
-    # docs/notes/strength-experiments.md).
-    lam = 0.07
-    margin = 0.0
+    lam = DEFAULT_LAM  # why this weight: leastscore_env.dp
+    margin = DEFAULT_MARGIN
     param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

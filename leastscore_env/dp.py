@@ -44,6 +44,10 @@ NMAX = 12  # our turns tracked one by one; later turns share the last (stationar
 HAND_SIZES = pl.HAND_SLOTS + 1  # the opponents' side is fitted per our hand size 0..5
 SHRINK = 50.0  # pseudo-count pulling a sparse hand-size cell towards its turn's pooled value
 STATS_PATH = os.path.join(os.path.dirname(__file__), "data", "dp_stats.npz")
+# leastscore:dp's defaults: the weight of the round points and the declare margin. The smallest
+# weight at which dp loses fewer points than counting while still winning more rounds than it;
+# larger weights trade wins for points (docs/notes/strength-experiments.md, the lam table).
+DEFAULT_LAM, DEFAULT_MARGIN = 0.07, 0.0
 
 
 # --------------------------------------------------------------------------- hands
@@ -307,8 +311,8 @@ def run_dp(kernel: Any, tables: _WorthTables, args_before: tuple, args_after: tu
         tables.add(int(missing))
 
 
-def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = 0.07,
-            margin: float = 0.0, tie_wins: bool = True, penalty: float = 20.0,
+def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = DEFAULT_LAM,
+            margin: float = DEFAULT_MARGIN, tie_wins: bool = True, penalty: float = 20.0,
             sequence_lengths: tuple[int, ...] = (3, 5)) -> dict[str, np.ndarray]:
     """The ``leastscore:dp`` decisions and the values behind them, for ``B`` games.
 
@@ -339,7 +343,7 @@ def dp_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) ->
     return dp_plan(view, masks, **kwargs)["action"]
 
 
-def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float = 0.07, margin: float = 0.0,
+def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float = DEFAULT_LAM, margin: float = DEFAULT_MARGIN,
                    tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
     pass decodes and plans each row (``obs_kernels.dp_actions_rows``)."""

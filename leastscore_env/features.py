@@ -61,12 +61,11 @@ import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
-from leastscore_env.dp import run_dp, worth_tables
+from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
 from leastscore_env.plan import expect_plan, rules_kwargs
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
-DP_LAM, DP_MARGIN = 0.07, 0.0  # version 3: leastscore:dp's defaults (``dp.dp_plan``)
 NUM_PLAN_FEATURES = NUM_ACTIONS + 3  # versions 2, 3: a heuristic's action one-hot and three numbers behind it
 _VAL = VALUE[:NUM_CARDS].astype(np.float32)  # (52,) card values
 
@@ -111,8 +110,8 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
         return out
     rk = rules_kwargs(core.rules)
     A, Bt, MONO = _tables(tuple(core.rules.sequence_lengths), bool(core.rules.sequence_same_suit))
-    run_dp(features_rows, worth_tables(DP_LAM, rk["tie_wins"], rk["penalty"], rk["sequence_lengths"]),
-           (obs, layout(core), A, Bt, MONO, version == 3, out), (), DP_LAM, DP_MARGIN, rk["tie_wins"], rk["penalty"])
+    run_dp(features_rows, worth_tables(DEFAULT_LAM, rk["tie_wins"], rk["penalty"], rk["sequence_lengths"]),
+           (obs, layout(core), A, Bt, MONO, version == 3, out), (), DEFAULT_LAM, DEFAULT_MARGIN, rk["tie_wins"], rk["penalty"])
     if version == 2:
         v = core.obs_view(obs)
         _plan_block(core, v, legal_discards(core, v["hand"]), out[:, num_features(core, 1):])
