@@ -12,7 +12,7 @@ naive vectorised envs slow); use ``state.copy()`` to branch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,13 @@ class BatchState:
     def take(self: S, index: np.ndarray | slice) -> S:
         """The games at ``index`` (a copy), as a smaller batch."""
         return type(self)(**{f.name: getattr(self, f.name)[index].copy() for f in fields(self)})  # type: ignore[arg-type]
+
+    @classmethod
+    def concat(cls: type[S], states: Sequence[S]) -> S:
+        """One batch of the games of ``states`` (batches of the same state class), in order."""
+        if len(states) == 1:
+            return states[0]
+        return cls(**{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in fields(states[0])})  # type: ignore[arg-type]
 
     def put(self, index: np.ndarray, other: "BatchState") -> None:
         """Overwrite the games at ``index`` with ``other``'s games (in place)."""

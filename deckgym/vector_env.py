@@ -49,7 +49,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -68,13 +68,6 @@ DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:co
 
 def _seed_of(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
-
-
-def _concat_states(states: list[Any]) -> Any:
-    """One batch of the games of ``states`` (batch states of one core), in order."""
-    if len(states) == 1:
-        return states[0]
-    return type(states[0])(**{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in fields(states[0])})
 
 
 def _is_int(x: Any) -> bool:
@@ -441,7 +434,8 @@ class DeckGymVectorEnv(VectorEnv):
         raw = self.core.observe(self.state, self.learner_seat)
         term = None
         if self._fin:  # the games as they ended, observed in one call
-            ended = _concat_states([c["state"] for c in self._fin])
+            states = [c["state"] for c in self._fin]
+            ended = type(states[0]).concat(states)
             term = self.core.observe(ended, np.concatenate([c["seat"] for c in self._fin]))
         if not self.use_features:
             return raw, raw, term, term
