@@ -1,19 +1,25 @@
 """The compiled kernel of the Rack-O sequence planner (``racko_env.plan.sequence_costs``).
 
-One pass per row: the min-plus transitions between every two kept positions of the rack,
-the forward and backward DP over them, the plans that skip each slot, then for each
-candidate card and slot the best plan through the card. The arithmetic is float32 in the
-order the batched numpy formulation used (each sum rounded to float32 before the next), so
-costs are bit for bit the same: every minimum is exact in any order, and rounding is
-monotone, so ``min(a + c, b + c) == min(a, b) + c`` holds exactly; that lets the DP take the
-minimum over the run states before adding a transition that does not depend on them.
+The DP over a rack's twelve positions (sentinel 0, slots 1..10, sentinel N+1) has the same
+shape in every row: the same pairs of positions, the same numbers of free slots between
+them. So the rows are the SIMD lanes. Rows are taken in blocks of ``BLOCK``; for each pair
+of positions the kernel computes the transition of every row of the block at once, in
+loops over contiguous lanes, and everything that depends only on the pair (the number of
+free slots ``k``, whether an end is a sentinel, which transitions are impossible) is a
+scalar decided once per pair, so impossible transitions are neither computed nor folded.
 
-A transition between two kept values (``_pair_lanes``) is a handful of numbers rather than
-an R × R matrix: the matrix rows of the states with no secured run are all alike except for
-three entries (keeping a consecutive card, given cards right after the run, a bridge).
-Transitions are computed many at once (a lane per pair or per card, branch-free, so the
-compiler uses SIMD). numba compiles the kernel on first use and caches the machine code
-(``cache=True``): importing ``racko_env`` never needs a compiler.
+Per block: the transitions between every two positions and the forward (F) and backward
+(G) DP over them, the plans that skip each slot, then for each card and slot the best plan
+through the card (the forward part up to the slot, the backward part after it). Rows with
+a draw outlook are blocked apart from the others, so the outlook's 16 cards run on full
+lanes.
+
+The arithmetic is float32 in the order the batched numpy formulation used (each sum
+rounded to float32 before the next), so costs are bit for bit the same: every minimum is
+exact in any order, and rounding is monotone, so ``min(a + c, b + c) == min(a, b) + c``
+holds exactly; that lets the DP take the minimum over the run states before adding a
+transition that does not depend on them. numba compiles the kernel on first use and caches
+the machine code (``cache=True``): importing ``racko_env`` never needs a compiler.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ P = SLOTS + 2  # positions: sentinel 0, slots 1..10, sentinel 11
 INF = F32(1.0e6)  # unreachable (plan.INF)
 BIG = F32(1.0e4)  # impossible fill (plan.BIG)
 EPS = F32(1e-6)
+BLOCK = 64  # rows per block: the lanes of every loop; a block's tables stay in the L2 cache
+ROW_LANES = 16  # fewer rows than this: the outlook takes its lanes over (row, card)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -35,82 +43,91 @@ def _mn(a, b):
     return a if a < b else b
 
 
-@njit(cache=True, error_model="numpy")
-def _lookups(fa, fs, base, v, R, SA, SS):
-    """``SA[o + R - 1, q] = A(v[q] + o)`` and ``SS[...] = S(v[q] + o)`` for o = 1-R .. R."""
-    for o in range(1 - R, R + 1):
-        for q in range(v.shape[0]):
-            SA[o + R - 1, q] = fa[base + v[q] + o]
-            SS[o + R - 1, q] = fs[base + v[q] + o]
+@njit(cache=True, inline="always", error_model="numpy")
+def _fill(n, m_hi, m_lo, vlo, gap, vhi, k, U, kh, row):
+    """``row[q]``: filling ``k`` free slots between values ``vlo[q] + gap < vhi[q]`` with obtainable
+    weight ``m = m_hi − m_lo`` costs ``U · kh[k] / m`` (BIG if the values do not increase or
+    ``m − k + ½ ≤ 0``, tested as ``m > k − ½`` in float32: the same, exactly)."""
+    khk = kh[k]
+    kf = F32(k - 0.5)
+    for q in range(n):
+        m = F32(m_hi[q] - m_lo[q])
+        mm = m if m > EPS else EPS
+        c = F32(U[q] * F32(khk / mm))
+        ok = (vlo[q] + gap < vhi[q]) & (m > kf)
+        row[q] = c if ok else BIG
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _pair(n, VI, AI, SI, RI, i0, VJ, AJ, SJ, RJ, j0, KH, KF, k0, R, u, C):
-    """The transitions of lanes ``q < n``, each a pair of kept values ``vi < vj`` (``VI[i0 + q]``,
-    ``VJ[j0 + q]``) as the rows of ``C[:, q]``:
+def _fill_given(n, m_hi, m_lo, vlo, gap, vhi, k, U, kh, s_hi, s_lo, row):
+    """``_fill`` plus the cost ``s_hi − s_lo`` of the given cards next to the gap."""
+    khk = kh[k]
+    kf = F32(k - 0.5)
+    for q in range(n):
+        m = F32(m_hi[q] - m_lo[q])
+        mm = m if m > EPS else EPS
+        c = F32(U[q] * F32(khk / mm))
+        ok = (vlo[q] + gap < vhi[q]) & (m > kf)
+        c = c if ok else BIG
+        row[q] = F32(c + F32(s_hi[q] - s_lo[q]))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair(n, vi, ai, si, vj, aj, sj, ri, rj, k, R, U, kh, C, alive, lo):
+    """The transitions of lanes ``q < n`` from kept value ``vi[q]`` to kept value ``vj[q]``
+    with ``k`` free slots between, as the rows of ``C[:, q]`` (``alive[r]`` False: row r is
+    unreachable in every lane and left unwritten):
 
     0: done → done (the R7 run already secured); 1: no run → a new run of one ("plain");
-    2: keeping the next consecutive card (0 or INF); ``2 + d``: given cards ``vj−d .. vj−1``
-    just before j (a run of d+1 at j, from any state without a secured run); ``R + 1 + e``:
-    given cards ``vi+1 .. vi+e`` right after a kept run of ``R − e`` (it becomes secured);
-    ``2R + kk``: the ``kk`` free slots bridge ``vi`` to ``vj = vi+kk+1``.
+    2: keeping the next consecutive card (0 or INF, k = 0 only); ``2 + d``: given cards
+    ``vj−d .. vj−1`` just before j (a run of d+1 at j, from any state without a secured run);
+    ``R + 1 + e``: given cards ``vi+1 .. vi+e`` right after a kept run of ``R − e`` (it becomes
+    secured); ``2R + kk``: the ``kk = k`` free slots bridge ``vi`` to ``vj = vi+kk+1``.
 
-    ``RI``/``RJ`` False for the sentinels; ``AI``/``SI``/``AJ``/``SJ`` are the lookups of
-    ``_lookups``. With ``k`` free slots between the pair, ``KH[r, k0 + q] = kh[k − r]`` and
-    ``KF[r, k0 + q] = k − r − ½`` (float32). Filling ``k`` free slots from obtainable weight
-    ``m`` costs ``U · kh[k] / m`` (BIG if the values do not increase or ``m − k + ½ ≤ 0``,
-    tested as ``m > k − ½`` in float32: the same, exactly); a given card c costs S(c+1) − S(c).
-    Lanes are contiguous and branch-free, so the compiler uses SIMD.
+    ``ri``/``rj`` False for the sentinels; ``ai``/``si`` (``aj``/``sj``) hold ``A``/``S`` at
+    ``v + o`` for o = 1−R .. R (row ``o + R − 1``). A given card c costs S(c+1) − S(c).
+    ``lo`` (lanes): scratch.
     """
     z = R - 1
-    for q in range(n):
-        m = F32(AJ[z, j0 + q] - AI[z + 1, i0 + q])
-        mm = m if m > EPS else EPS
-        c = F32(u * F32(KH[0, k0 + q] / mm))
-        ok = (VI[i0 + q] < VJ[j0 + q]) & (m > KF[0, k0 + q])
-        C[0, q] = c if ok else BIG
+    _fill(n, aj[z], ai[z + 1], vi, 0, vj, k, U, kh, C[0])
+    alive[0] = True
     if R == 1:
         return
-    for q in range(n):  # one row per loop: the compiler then sees no dependence between them
-        cons = RI[i0 + q] & RJ[j0 + q] & (KF[0, k0 + q] == F32(-0.5)) & (VJ[j0 + q] == VI[i0 + q] + 1)
-        C[1, q] = INF if (cons | (not RJ[j0 + q])) else C[0, q]
-    for q in range(n):
-        cons = RI[i0 + q] & RJ[j0 + q] & (KF[0, k0 + q] == F32(-0.5)) & (VJ[j0 + q] == VI[i0 + q] + 1)
-        C[2, q] = F32(0.0) if cons else INF
-    for d in range(1, R):
+    cons = ri and rj and k == 0
+    alive[1] = rj
+    if cons:
         for q in range(n):
-            m = F32(AJ[z - d, j0 + q] - AI[z + 1, i0 + q])
-            mm = m if m > EPS else EPS
-            f = F32(u * F32(KH[d, k0 + q] / mm))
-            kf = KF[d, k0 + q]
-            ok = (VI[i0 + q] < VJ[j0 + q] - d) & (m > kf)
-            f = f if ok else BIG
-            c = F32(f + F32(SJ[z, j0 + q] - SJ[z - d, j0 + q]))
-            C[2 + d, q] = c if (RJ[j0 + q] & (kf > F32(-1.0))) else INF  # k >= d
+            C[1, q] = INF if vj[q] == vi[q] + 1 else C[0, q]
+    elif rj:
+        for q in range(n):
+            C[1, q] = C[0, q]
+    alive[2] = cons
+    if cons:
+        for q in range(n):
+            C[2, q] = F32(0.0) if vj[q] == vi[q] + 1 else INF
     for d in range(1, R):
+        alive[2 + d] = rj and k >= d
+        if not alive[2 + d]:
+            continue
+        _fill_given(n, aj[z - d], ai[z + 1], vi, d, vj, k - d, U, kh, sj[z], sj[z - d], C[2 + d])
         for q in range(n):
             C[0, q] = _mn(C[0, q], C[2 + d, q])
     for e in range(1, R):
-        for q in range(n):
-            m = F32(AJ[z, j0 + q] - AI[z + e + 1, i0 + q])
-            mm = m if m > EPS else EPS
-            f = F32(u * F32(KH[e, k0 + q] / mm))
-            kf = KF[e, k0 + q]
-            ok = (VI[i0 + q] + e < VJ[j0 + q]) & (m > kf)
-            f = f if ok else BIG
-            c = F32(F32(SI[z + e + 1, i0 + q] - SI[z + 1, i0 + q]) + f)
-            C[R + 1 + e, q] = c if (RI[i0 + q] & (kf > F32(-1.0))) else INF
+        alive[R + 1 + e] = ri and k >= e
+        if not alive[R + 1 + e]:
+            continue
+        _fill_given(n, aj[z], ai[z + e + 1], vi, e, vj, k - e, U, kh, si[z + e + 1], si[z + 1], C[R + 1 + e])
     for kk in range(1, R - 1):
-        for q in range(n):
-            ok = RI[i0 + q] & RJ[j0 + q] & (KF[0, k0 + q] == F32(kk - 0.5)) & (VJ[j0 + q] == VI[i0 + q] + kk + 1)
-            C[2 * R + kk, q] = F32(SI[z + kk + 1, i0 + q] - SI[z + 1, i0 + q]) if ok else INF
+        alive[2 * R + kk] = ri and rj and k == kk
+        if alive[2 * R + kk]:
+            for q in range(n):
+                C[2 * R + kk, q] = F32(si[z + kk + 1, q] - si[z + 1, q]) if vj[q] == vi[q] + kk + 1 else INF
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _fold_in(n, Fl, C, R, Acc, Fm):
-    """``Acc[t, q] = _mn(·, min_s Fl[s, q] + T[s, t, q])`` for lanes ``q < n``: the DP entering
-    the pair's second value from the states ``Fl`` at its first. ``Fm`` (lanes): scratch.
-    Every loop runs over the lanes innermost, so the compiler uses SIMD."""
+def _fold_in(n, Fl, C, alive, R, Acc, Fm):
+    """``Acc[t, q] = min(·, min_s Fl[s, q] + T[s, t, q])`` for lanes ``q < n``: the DP entering
+    the pair's second value from the states ``Fl`` at its first. ``Fm`` (lanes): scratch."""
     done = R - 1
     if R == 1:
         for q in range(n):
@@ -121,107 +138,127 @@ def _fold_in(n, Fl, C, R, Acc, Fm):
     for s in range(1, done):
         for q in range(n):
             Fm[q] = _mn(Fm[q], Fl[s, q])
-    for q in range(n):
-        Acc[0, q] = _mn(Acc[0, q], F32(Fm[q] + C[1, q]))
-    for t in range(1, R):
+    if alive[1]:
         for q in range(n):
-            y = _mn(F32(Fm[q] + C[2 + t, q]), F32(Fl[t - 1, q] + C[2, q]))
-            Acc[t, q] = _mn(Acc[t, q], y)
+            Acc[0, q] = _mn(Acc[0, q], F32(Fm[q] + C[1, q]))
+    for t in range(1, R):
+        if alive[2 + t]:
+            for q in range(n):
+                Acc[t, q] = _mn(Acc[t, q], F32(Fm[q] + C[2 + t, q]))
+        if alive[2]:
+            for q in range(n):
+                Acc[t, q] = _mn(Acc[t, q], F32(Fl[t - 1, q] + C[2, q]))
     for q in range(n):
         Acc[done, q] = _mn(Acc[done, q], F32(Fl[done, q] + C[0, q]))
     for s in range(done):
-        for q in range(n):
-            Acc[done, q] = _mn(Acc[done, q], F32(Fl[s, q] + C[2 * R - s, q]))  # row R + 1 + e, e = R − 1 − s
-    for kk in range(1, R - 1):
-        for s in range(R - 1 - kk):
-            t = s + 1 + kk
+        if alive[2 * R - s]:  # row R + 1 + e, e = R − 1 − s
             for q in range(n):
-                Acc[t, q] = _mn(Acc[t, q], F32(Fl[s, q] + C[2 * R + kk, q]))
+                Acc[done, q] = _mn(Acc[done, q], F32(Fl[s, q] + C[2 * R - s, q]))
+    for kk in range(1, R - 1):
+        if alive[2 * R + kk]:
+            for s in range(R - 1 - kk):
+                for q in range(n):
+                    Acc[s + 1 + kk, q] = _mn(Acc[s + 1 + kk, q], F32(Fl[s, q] + C[2 * R + kk, q]))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _fold_out(n, C, Gl, g0, R, Acc, Bc):
-    """``Acc[s, q] = _mn(·, min_t T[s, t, q] + Gl[t, g0 + q])`` for lanes ``q < n``: the DP
-    leaving the pair's first value towards the states ``Gl`` at its second. ``Bc`` (lanes): scratch."""
+def _fold_out(n, C, alive, Gl, R, Acc, Bc):
+    """``Acc[s, q] = min(·, min_t T[s, t, q] + Gl[t, q])`` for lanes ``q < n``: the DP leaving
+    the pair's first value towards the states ``Gl`` at its second. ``Bc`` (lanes): scratch."""
     done = R - 1
     for q in range(n):
-        Acc[done, q] = _mn(Acc[done, q], F32(C[0, q] + Gl[done, g0 + q]))
+        Acc[done, q] = _mn(Acc[done, q], F32(C[0, q] + Gl[done, q]))
     if R == 1:
         return
     for q in range(n):
-        Bc[q] = F32(C[1, q] + Gl[0, g0 + q])
-    for t in range(1, R):
+        Bc[q] = INF
+    if alive[1]:
         for q in range(n):
-            Bc[q] = _mn(Bc[q], F32(C[2 + t, q] + Gl[t, g0 + q]))
+            Bc[q] = F32(C[1, q] + Gl[0, q])
+    for t in range(1, R):
+        if alive[2 + t]:
+            for q in range(n):
+                Bc[q] = _mn(Bc[q], F32(C[2 + t, q] + Gl[t, q]))
     for s in range(done):
         for q in range(n):
-            y = _mn(Bc[q], _mn(F32(C[2, q] + Gl[s + 1, g0 + q]), F32(C[2 * R - s, q] + Gl[done, g0 + q])))
-            Acc[s, q] = _mn(Acc[s, q], y)
+            Acc[s, q] = _mn(Acc[s, q], Bc[q])
+        if alive[2]:
+            for q in range(n):
+                Acc[s, q] = _mn(Acc[s, q], F32(C[2, q] + Gl[s + 1, q]))
+        if alive[2 * R - s]:
+            for q in range(n):
+                Acc[s, q] = _mn(Acc[s, q], F32(C[2 * R - s, q] + Gl[done, q]))
         for kk in range(1, R - 1 - s):
-            for q in range(n):
-                Acc[s, q] = _mn(Acc[s, q], F32(C[2 * R + kk, q] + Gl[s + 1 + kk, g0 + q]))
+            if alive[2 * R + kk]:
+                for q in range(n):
+                    Acc[s, q] = _mn(Acc[s, q], F32(C[2 * R + kk, q] + Gl[s + 1 + kk, q]))
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _rack_dp(Vb, RA, RS, RI, RJ, BV, BA, BS, RJB, KHD, KFD, R, u, CJ, HJ, BG, F, G, skip, Sc):
-    """Transitions between kept positions of the rack (``CJ[j][:, i]``: the pair ``i < j``),
+def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low):
+    """The transitions between every two positions (``CJ[j, i]``, ``AL[j, i]``: the pair ``i < j``),
     the forward (F) and backward (G) DP over them, and ``skip[p]``: the best plan keeping no
-    card at slot p. ``HJ[j][:, i]``: the states at j entered from i (for ``skip``)."""
+    card at slot p. ``H[j, i]``: the states at j entered from i (for ``skip``)."""
     done = R - 1
-    F[:, :] = INF
-    F[0, 0] = F32(0.0)
-    for j in range(1, P):  # lanes i < j, k = j − 1 − i free slots between
-        _pair(j, Vb, RA, RS, RI, 0, BV[j], BA[j], BS[j], RJB[j], 0, KHD, KFD, P - 1 - j, R, u, CJ[j])
-        H = HJ[j]
-        H[:, :j] = INF
-        _fold_in(j, F, CJ[j], R, H, Sc)
+    for t in range(R):
+        for q in range(n):
+            F[0, t, q] = INF
+    for q in range(n):
+        F[0, 0, q] = F32(0.0)
+    for j in range(1, P):
         for t in range(R):
-            best = INF
-            for i in range(j):
-                best = _mn(best, H[t, i])
-            F[t, j] = best
-    G[:, :] = INF
-    G[done, P - 1] = F32(0.0)
-    for j in range(P - 1, 0, -1):  # G[:, j] is final: push it to every i < j
-        for t in range(R):
-            for i in range(j):
-                BG[t, i] = G[t, j]
-        _fold_out(j, CJ[j], BG, 0, R, G, Sc)
-    skip[:] = INF
-    for j in range(2, P):
-        H = HJ[j]
-        low = INF  # the best plan keeping some i < p and j, nothing between
-        for p in range(1, j):
-            i = p - 1
-            h2 = INF
+            for q in range(n):
+                F[j, t, q] = INF
+        for i in range(j):
+            _pair(n, Vt[i], RA[i], RS[i], Vt[j], RA[j], RS[j], i >= 1, j <= SLOTS, j - 1 - i, R, U, kh, CJ[j, i], AL[j, i], lo)
+            Hji = H[j, i]
             for t in range(R):
-                h2 = _mn(h2, F32(H[t, i] + G[t, j]))
-            low = _mn(low, h2)
-            skip[p] = _mn(skip[p], low)
+                for q in range(n):
+                    Hji[t, q] = INF
+            _fold_in(n, F[i], CJ[j, i], AL[j, i], R, Hji, Fm)
+            for t in range(R):
+                for q in range(n):
+                    F[j, t, q] = _mn(F[j, t, q], Hji[t, q])
+    for j in range(P):
+        for t in range(R):
+            for q in range(n):
+                G[j, t, q] = INF
+    for q in range(n):
+        G[P - 1, done, q] = F32(0.0)
+    for p in range(P):
+        for q in range(n):
+            skip[p, q] = INF
+    for j in range(P - 1, 0, -1):  # G[j] is final: push it to every i < j
+        for q in range(n):
+            low[q] = INF  # the best plan keeping some i' <= i and j, nothing between
+        for i in range(j):
+            _fold_out(n, CJ[j, i], AL[j, i], G[j], R, G[i], Bc)
+            if i <= j - 2:
+                for t in range(R):
+                    for q in range(n):
+                        low[q] = _mn(low[q], F32(H[j, i, t, q] + G[j, t, q]))
+                for q in range(n):
+                    skip[i + 1, q] = _mn(skip[i + 1, q], low[q])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _card_slots(Vb, RA, RS, RI, RJ, XV, XA, XS, TRUE, KHA, KFA, KHD, KFD, R, u, F, G, C, O, I, res, Sc):
-    """``res[p]``, p = 1..10: the best plan keeping the card ``XV[0]`` (lookups ``XA``/``XS``,
-    broadcast over the lanes) at slot ``p``; lanes over the rack's positions around it."""
-    for p in range(1, SLOTS + 1):
-        n = P - p - 1  # lanes q: the kept position j = p + 1 + q after the card, k = q
-        _pair(n, XV, XA, XS, TRUE, 0, Vb, RA, RS, RJ, p + 1, KHA, KFA, 0, R, u, C)
-        O[:, :n] = INF
-        _fold_out(n, C, G, p + 1, R, O, Sc)
-        _pair(p, Vb, RA, RS, RI, 0, XV, XA, XS, TRUE, 0, KHD, KFD, P - 1 - p, R, u, C)  # lanes i < p
-        I[:, :p] = INF
-        _fold_in(p, F, C, R, I, Sc)
-        r = INF
-        for t in range(R):
-            a = INF
-            for q in range(p):
-                a = _mn(a, I[t, q])
-            o = INF
-            for q in range(n):
-                o = _mn(o, O[t, q])
-            r = _mn(r, F32(a + o))
-        res[p] = r
+def _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, lo, Fm, Bc, val):
+    """``val[q]``: the best plan keeping the card ``xv[q]`` (lookups ``xa``/``xs``) at slot ``p``."""
+    for t in range(R):
+        for q in range(n):
+            O[t, q] = INF
+            I[t, q] = INF
+    for j in range(p + 1, P):
+        _pair(n, xv, xa, xs, Vt[j], RA[j], RS[j], True, j <= SLOTS, j - p - 1, R, U, kh, C, alive, lo)
+        _fold_out(n, C, alive, G[j], R, O, Bc)
+    for i in range(p):
+        _pair(n, Vt[i], RA[i], RS[i], xv, xa, xs, i >= 1, True, p - 1 - i, R, U, kh, C, alive, lo)
+        _fold_in(n, F[i], C, alive, R, I, Fm)
+    for q in range(n):
+        val[q] = INF
+    for t in range(R):
+        for q in range(n):
+            val[q] = _mn(val[q], F32(I[t, q] + O[t, q]))
 
 
 @njit(cache=True, error_model="numpy")
@@ -254,38 +291,102 @@ def _goes_out_anywhere(Vb, x, min_run):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _outlook(xs, L, fa, fs, base, R, u, keep, skip, F, G, BV, BA, BS, RIB, RJB, TRUE, KHC, KFC, XA, XS, BF, BG, C, I, O, Sc, best):
-    """``best[q]``, q < L: the cheapest of keeping the rack and each slot for card ``xs[q]``
-    (lanes over the cards)."""
-    _lookups(fa, fs, base, xs, R, XA, XS)
-    for i in range(P):
-        for t in range(R):
-            BF[i, t, :] = F[t, i]
-            BG[i, t, :] = G[t, i]
-    start = keep
+def _card_lookups(n, rows, cards, col, fa, fs, rowbase, R, xv, xa, xs):
+    """``xv[q] = cards[rows[q], col]`` and its lookups, as ``_gather`` makes them for the rack."""
+    for q in range(n):
+        b = rows[q]
+        x = cards[b, col]
+        xv[q] = x
+        base = rowbase[b] + x - (R - 1)
+        for o in range(2 * R):
+            xa[o, q] = fa[base + o]
+            xs[o, q] = fs[base + o]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS, Ub, CJ, AL, H,
+           F, G, skip, xv, xa, xs, C, alive, I, O, lo, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx):
+    """Plans the rows ``rows[:n]`` of the batch: costs of the cards ``X``, and the outlook of
+    the cards ``Y`` if ``look_block``."""
+    done = R - 1
+    for q in range(n):  # the rack's values and their lookups, lanes over the rows
+        b = rows[q]
+        Ub[q] = U[b]
+        for i in range(P):
+            v = V[b, i]
+            Vt[i, q] = v
+            base = rowbase[b] + v - (R - 1)
+            for o in range(2 * R):
+                RA[i, o, q] = fa[base + o]
+                RS[i, o, q] = fs[base + o]
+    _rack_dp(n, Vt, RA, RS, R, Ub, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low)
+    for kx in range(X.shape[1]):
+        _card_lookups(n, rows, X, kx, fa, fs, rowbase, R, xv, xa, xs)
+        for q in range(n):
+            out[rows[q], kx, 0] = F[P - 1, done, q]
+        for p in range(1, SLOTS + 1):
+            _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, lo, Fm, Bc, val)
+            for q in range(n):
+                out[rows[q], kx, p] = _mn(skip[p, q], val[q])
+    if not look_block:
+        return
+    for q in range(n):
+        start[q] = F[P - 1, done, q]  # keep the rack, or skip a slot
     for p in range(1, SLOTS + 1):
-        start = _mn(start, skip[p])
-    best[:L] = start
-    for p in range(1, SLOTS + 1):
-        O[:, :L] = INF
-        for j in range(p + 1, P):
-            _pair(L, xs, XA, XS, TRUE, 0, BV[j], BA[j], BS[j], RJB[j], 0, KHC[j - p - 1], KFC[j - p - 1], 0, R, u, C)
-            _fold_out(L, C, BG[j], 0, R, O, Sc)
-        I[:, :L] = INF
-        for i in range(p):
-            _pair(L, BV[i], BA[i], BS[i], RIB[i], 0, xs, XA, XS, TRUE, 0, KHC[p - i - 1], KFC[p - i - 1], 0, R, u, C)
-            _fold_in(L, BF[i], C, R, I, Sc)
-        for t in range(R):
-            for q in range(L):
-                best[q] = _mn(best[q], F32(I[t, q] + O[t, q]))
+        for q in range(n):
+            start[q] = _mn(start[q], skip[p, q])
+    L = Y.shape[1]
+    if n >= ROW_LANES:  # lanes over the rows, one card at a time
+        for ky in range(L):
+            _card_lookups(n, rows, Y, ky, fa, fs, rowbase, R, xv, xa, xs)
+            for q in range(n):
+                low[q] = start[q]
+            for p in range(1, SLOTS + 1):
+                _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, lo, Fm, Bc, val)
+                for q in range(n):
+                    low[q] = _mn(low[q], val[q])
+            for q in range(n):
+                b = rows[q]
+                look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run) else _mn(low[q], INF)
+        return
+    W = xv.shape[0]
+    for c0 in range(0, n * L, W):  # few rows: lanes over (row, card), each with a copy of its rack's tables
+        m = min(W, n * L - c0)
+        for g in range(m):
+            q, ky = (c0 + g) // L, (c0 + g) % L
+            b = rows[q]
+            Ux[g] = Ub[q]
+            low[g] = start[q]
+            x = Y[b, ky]
+            xv[g] = x
+            base = rowbase[b] + x - (R - 1)
+            for o in range(2 * R):
+                xa[o, g] = fa[base + o]
+                xs[o, g] = fs[base + o]
+            for i in range(P):
+                Vx[i, g] = Vt[i, q]
+                for o in range(2 * R):
+                    RAx[i, o, g] = RA[i, o, q]
+                    RSx[i, o, g] = RS[i, o, q]
+                for t in range(R):
+                    Fx[i, t, g] = F[i, t, q]
+                    Gx[i, t, g] = G[i, t, q]
+        for p in range(1, SLOTS + 1):
+            _through(m, p, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, lo, Fm, Bc, val)
+            for g in range(m):
+                low[g] = _mn(low[g], val[g])
+        for g in range(m):
+            q, ky = (c0 + g) // L, (c0 + g) % L
+            b = rows[q]
+            look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run) else _mn(low[g], INF)
 
 
 @njit(cache=True, error_model="numpy")
 def sequence_kernel(V, X, Y, ny, fa, fs, rowbase, U, kh, R, min_run, out, look):
-    """Sequence costs of candidate cards, one pass per row.
+    """Sequence costs of candidate cards, rows as SIMD lanes.
 
     ``out (B, Kx, 11)`` float64: keep the rack, then card ``X[b, k]`` in slot 1..10.
-    ``look (B, Ky)`` float64, on rows where ``ny[b]`` is True, for each card ``Y[b, k]``: its
+    ``look (B, Ky)`` float64, on rows where ``ny[b]`` is nonzero, for each card ``Y[b, k]``: its
     best play (0 if it goes out in some slot, else the cheapest of keeping the rack and
     each slot), as ``plan.draw_outlook`` takes it from the costs (no R10 bonus term).
 
@@ -294,87 +395,54 @@ def sequence_kernel(V, X, Y, ny, fa, fs, rowbase, U, kh, R, min_run, out, look):
     ``kh (11,)`` float32 fill factors; ``R`` the DP's number of run states.
     """
     B = V.shape[0]
-    done = R - 1
     Kx = X.shape[1]
     L = Y.shape[1]
-    W = max(P, L)  # lanes
     NC = 2 * R + max(R - 2, 0) + 1  # rows of a transition (_pair)
-    CJ = np.empty((P, NC, P), dtype=np.float32)
-    HJ = np.empty((P, R, P), dtype=np.float32)
+    Wr = max(min(BLOCK, B), 1)  # lanes of the rows' tables
+    W = max(Wr, min(BLOCK, B * L))  # lanes of a transition
+    order = np.empty(B, dtype=np.int64)  # rows with an outlook first, then the rest
+    nl = 0
+    for b in range(B):
+        if L > 0 and ny[b] != 0:
+            order[nl] = b
+            nl += 1
+    nr = nl
+    if Kx > 0:
+        for b in range(B):
+            if not (L > 0 and ny[b] != 0):
+                order[nr] = b
+                nr += 1
+    Vt = np.empty((P, Wr), dtype=np.int64)
+    RA = np.empty((P, 2 * R, Wr), dtype=np.float32)
+    RS = np.empty((P, 2 * R, Wr), dtype=np.float64)
+    Ub = np.empty(Wr, dtype=np.float32)
+    CJ = np.empty((P, P, NC, Wr), dtype=np.float32)
+    AL = np.zeros((P, P, NC), dtype=np.bool_)
+    H = np.empty((P, P, R, Wr), dtype=np.float32)
+    F = np.empty((P, R, Wr), dtype=np.float32)
+    G = np.empty((P, R, Wr), dtype=np.float32)
+    skip = np.empty((P, Wr), dtype=np.float32)
+    xv = np.empty(W, dtype=np.int64)
+    xa = np.empty((2 * R, W), dtype=np.float32)
+    xs = np.empty((2 * R, W), dtype=np.float64)
     C = np.empty((NC, W), dtype=np.float32)
-    F = np.empty((R, P), dtype=np.float32)
-    G = np.empty((R, P), dtype=np.float32)
+    alive = np.zeros(NC, dtype=np.bool_)
     I = np.empty((R, W), dtype=np.float32)
     O = np.empty((R, W), dtype=np.float32)
-    res = np.empty(P, dtype=np.float32)
-    skip = np.empty(P, dtype=np.float32)
-    RA = np.empty((2 * R, P), dtype=np.float32)  # lookups of the rack's positions
-    RS = np.empty((2 * R, P), dtype=np.float64)
-    XA = np.empty((2 * R, W), dtype=np.float32)  # lookups of the cards
-    XS = np.empty((2 * R, W), dtype=np.float64)
-    XV = np.empty(W, dtype=np.int64)
-    XA1 = np.empty((2 * R, 1), dtype=np.float32)
-    XS1 = np.empty((2 * R, 1), dtype=np.float64)
-    BV = np.empty((P, W), dtype=np.int64)  # the rack's positions, broadcast over the lanes
-    BA = np.empty((P, 2 * R, W), dtype=np.float32)
-    BS = np.empty((P, 2 * R, W), dtype=np.float64)
-    BF = np.empty((P, R, W), dtype=np.float32)
-    BG = np.empty((P, R, W), dtype=np.float32)
-    RI = np.empty(P, dtype=np.bool_)
-    RJ = np.empty(P, dtype=np.bool_)
-    RIB = np.empty((P, W), dtype=np.bool_)
-    RJB = np.empty((P, W), dtype=np.bool_)
-    TRUE = np.ones(W, dtype=np.bool_)
-    # kh[k − r] and k − r − ½ by lane: k = q (A), k = P − 2 − q (D), k constant (C[k])
-    KHA = np.empty((R, P), dtype=np.float32)
-    KFA = np.empty((R, P), dtype=np.float32)
-    KHD = np.empty((R, P), dtype=np.float32)
-    KFD = np.empty((R, P), dtype=np.float32)
-    KHC = np.empty((P, R, W), dtype=np.float32)
-    KFC = np.empty((P, R, W), dtype=np.float32)
-    for r in range(R):
-        for k in range(P):
-            KHA[r, k] = kh[min(max(k - r, 0), SLOTS)]
-            KFA[r, k] = F32(k - r - 0.5)
-            kd = P - 2 - k
-            KHD[r, k] = kh[min(max(kd - r, 0), SLOTS)]
-            KFD[r, k] = F32(kd - r - 0.5)
-            KHC[k, r, :] = KHA[r, k]
-            KFC[k, r, :] = KFA[r, k]
-    for i in range(P):
-        RI[i] = i >= 1
-        RJ[i] = i <= SLOTS
-        RIB[i, :] = i >= 1
-        RJB[i, :] = i <= SLOTS
-    best = np.empty(W, dtype=np.float32)
-    Sc = np.empty(W, dtype=np.float32)
-    for b in range(B):
-        if Kx == 0 and not ny[b]:
-            continue
-        base = rowbase[b]
-        u = U[b]
-        Vb = V[b]
-        _lookups(fa, fs, base, Vb, R, RA, RS)
-        for i in range(P):
-            BV[i, :] = Vb[i]
-            for o in range(2 * R):
-                BA[i, o, :] = RA[o, i]
-                BS[i, o, :] = RS[o, i]
-        _rack_dp(Vb, RA, RS, RI, RJ, BV, BA, BS, RJB, KHD, KFD, R, u, CJ, HJ, BG[0], F, G, skip, Sc)
-        keep = F[done, P - 1]
-        for kx in range(Kx):
-            XV[:] = X[b, kx]
-            _lookups(fa, fs, base, XV[:1], R, XA1, XS1)
-            for o in range(2 * R):
-                XA[o, :] = XA1[o, 0]
-                XS[o, :] = XS1[o, 0]
-            _card_slots(Vb, RA, RS, RI, RJ, XV, XA, XS, TRUE, KHA, KFA, KHD, KFD, R, u, F, G, C, O, I, res, Sc)
-            out[b, kx, 0] = keep
-            for p in range(1, SLOTS + 1):
-                out[b, kx, p] = _mn(skip[p], res[p])
-        if not ny[b]:
-            continue
-        xs = Y[b]
-        _outlook(xs, L, fa, fs, base, R, u, keep, skip, F, G, BV, BA, BS, RIB, RJB, TRUE, KHC, KFC, XA, XS, BF, BG, C, I, O, Sc, best)
-        for q in range(L):
-            look[b, q] = 0.0 if _goes_out_anywhere(Vb, xs[q], min_run) else _mn(best[q], INF)
+    lo = np.empty(W, dtype=np.int64)
+    Fm = np.empty(W, dtype=np.float32)
+    Bc = np.empty(W, dtype=np.float32)
+    low = np.empty(W, dtype=np.float32)
+    val = np.empty(W, dtype=np.float32)
+    start = np.empty(Wr, dtype=np.float32)
+    Vx = np.empty((P, W), dtype=np.int64)  # the outlook's lanes: the rack of each (row, card)
+    RAx = np.empty((P, 2 * R, W), dtype=np.float32)
+    RSx = np.empty((P, 2 * R, W), dtype=np.float64)
+    Ux = np.empty(W, dtype=np.float32)
+    Fx = np.empty((P, R, W), dtype=np.float32)
+    Gx = np.empty((P, R, W), dtype=np.float32)
+    for s0, s1, look_block in ((0, nl, True), (nl, nr, False)):
+        for a in range(s0, s1, Wr):
+            n = min(Wr, s1 - a)
+            _block(n, order[a:a + n], look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS,
+                   Ub, CJ, AL, H, F, G, skip, xv, xa, xs, C, alive, I, O, lo, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx)
