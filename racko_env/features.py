@@ -62,15 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from racko_env.core import LONGEST_RUN, PREFIX_LEN, rack_codes
-from racko_env.plan import (
-    DEFAULT_SEQUENCE_PARAMS,
-    best_placement,
-    plan_choices,
-    plan_with_outlook,
-    sequence_plan,
-    take_by_outlook,
-)
+from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, plan_costs, plan_with_outlook, bonus_active, sequence_plan
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -119,79 +111,47 @@ def lis_length(racks: np.ndarray) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _placements(rack: np.ndarray, card: np.ndarray) -> np.ndarray:
-    """``(B, 10, 10)``: for each slot i, the rack with ``card`` in slot i."""
-    b = rack.shape[0]
-    out = np.repeat(rack[:, None, :], 10, axis=1)
-    idx = np.arange(10)
-    out[:, idx, idx] = card[:, None]
-    return out.reshape(b, 10, 10)
-
-
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
-    """``(B, num_features(version))`` float32 derived features of Rack-O observations (see module doc)."""
+    """``(B, num_features(version))`` float32 derived features of Rack-O observations (see module doc).
+
+    Straight from the observation rows, compiled (``racko_env.feature_kernels``): one pass
+    writes the version-1 block and gathers the planner's inputs, the planner's DP runs
+    (``plan.plan_costs``), a second pass writes the planner block."""
+    from racko_env.feature_kernels import features_rows, layout, obs_rows  # numba: loaded on first use
+
     _check_version(version)
-    v = core.obs_view(obs)
-    rack = v["rack"].astype(np.int16)  # (B, 10)
-    b = rack.shape[0]
-    N = int(core.rules.deck_size)
-    min_run = int(core.rules.min_run_to_win)
-    ideal = (np.arange(10) + 0.5) * N / 10.0
+    obs = obs_rows(core, obs)
+    b = obs.shape[0]
     out = np.zeros((b, num_features(core, version)), dtype=np.float32)
     if b == 0:
         return out
-    base_lis = lis_length(rack)
-    base_codes = rack_codes(rack)
-    misfit_old = np.abs(rack - ideal[None, :])  # (B, 10)
-    for k, card in enumerate((v["hand"], v["discard_top"])):
-        card = card.astype(np.int16)
-        have = card > 0
-        new = _placements(rack, card)  # (B, 10, 10)
-        lis_gain = (lis_length(new) - base_lis[:, None]) / 10.0
-        codes = rack_codes(new)
-        goes_out = (PREFIX_LEN[codes] == 10) & (LONGEST_RUN[codes] >= min_run)
-        fit_gain = (misfit_old - np.abs(card[:, None] - ideal[None, :])) / N
-        o = 30 * k
-        out[:, o : o + 10] = lis_gain * have[:, None]
-        out[:, o + 10 : o + 20] = goes_out * have[:, None]
-        out[:, o + 20 : o + 30] = fit_gain * have[:, None]
-        out[:, 64 + 2 * k] = out[:, o : o + 10].max(axis=1)
-        out[:, 65 + 2 * k] = out[:, o + 10 : o + 20].max(axis=1)
-    out[:, 60] = base_lis / 10.0
-    out[:, 61] = LONGEST_RUN[base_codes] / 10.0
-    out[:, 62] = PREFIX_LEN[base_codes] / 10.0
-    out[:, 63] = misfit_old.mean(axis=1) / N
+    p = DEFAULT_SEQUENCE_PARAMS
+    samples = int(p["outlook_samples"]) if version >= 3 else 0
+    inputs = features_rows(obs, layout(core), version >= 2, float(p["discard_weight"]), samples, out)
     if version >= 2:
-        _plan_block(core, v, out[:, NUM_FEATURES_V1:], outlook=version >= 3)
+        _plan_block(core, obs, inputs, out, outlook=version >= 3)
     return out
 
 
-def _plan_block(core: Any, v: dict[str, np.ndarray], out: np.ndarray, outlook: bool) -> None:
-    """Fill the planner columns (see the module doc) in place: version 3 with the draw outlook."""
-    b = out.shape[0]
-    phase, top = v["phase"], v["discard_top"]
-    look_rows = (phase == 0) & (top > 0)  # a take/draw choice: look one draw ahead
-    if outlook:
-        cost, win, look = plan_with_outlook(v, core.rules, look_rows)
+def _plan_block(core: Any, obs: np.ndarray, inputs: tuple[np.ndarray, ...], out: np.ndarray, outlook: bool) -> None:
+    """Fill the planner columns (see the module doc) of ``out`` in place: version 3 with the draw outlook."""
+    from racko_env.feature_kernels import plan_columns
+
+    rack, card, avail, vals, weight, win, look_rows, phase, top = inputs
+    rules, p = core.rules, DEFAULT_SEQUENCE_PARAMS
+    if bonus_active(rules):  # R10's bonus: the planner's own (slower) path
+        v = core.obs_view(obs)
+        if outlook:
+            cost, win, look = plan_with_outlook(v, rules, look_rows)
+        else:
+            cost, win = sequence_plan(v, rules)
+            look = np.zeros(rack.shape[0])
+    elif outlook:
+        cost, look = plan_costs(rack, card, avail, int(rules.min_run_to_win), p, vals, weight, look_rows)
     else:
-        cost, win = sequence_plan(v, core.rules)
-    delta = np.clip((cost[:, 1:] - cost[:, :1]) / 20.0, -1.0, 1.0)
-    out[:, :10] = np.where(win, -1.0, delta)
-    out[:, 10] = np.clip(cost[:, 0] / 50.0, 0.0, 1.0)
-    take, slot, drop = plan_choices(cost, win, DEFAULT_SEQUENCE_PARAMS["take_margin"])
-    take &= top > 0
-    a0 = 11
-    if outlook:
-        a0 = 13
-        rows = np.flatnonzero(look_rows)
-        if rows.size:
-            look = look[rows]
-            take[rows] = take_by_outlook(cost[rows], win[rows], look)
-            best_take = best_placement(cost[rows], win[rows])
-            out[rows, 11] = np.clip(look / 50.0, 0.0, 1.0)
-            out[rows, 12] = np.clip((look - best_take) / 20.0, -1.0, 1.0)
-    action = np.where(phase == 0, np.where(take, 1, 0), np.where((phase == 2) & drop, 12, 2 + slot))
-    out[np.arange(b), a0 + action] = 1.0
+        cost, look = plan_costs(rack, card, avail, int(rules.min_run_to_win), p)
+    plan_columns(np.ascontiguousarray(cost), np.ascontiguousarray(win), look, look_rows, phase, top,
+                 float(p["take_margin"]), outlook, out)
 
 
 def feature_bounds(core: Any = None, version: int = FEATURES_VERSION) -> tuple[np.ndarray, np.ndarray]:

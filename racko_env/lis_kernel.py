@@ -9,18 +9,25 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def lis_ends(r, L, start):
+    """``L[j]`` for ``j >= start``: the longest strictly increasing subsequence of ``r`` ending
+    at ``r[j]`` (``L[:start]`` already holds it: a rack changed from slot ``start`` on keeps
+    them). Returns the longest of ``L[start:]`` (0 if none)."""
+    best = 0
+    for j in range(start, r.shape[0]):
+        lj = 1
+        for i in range(j):
+            if r[i] < r[j] and L[i] + 1 > lj:
+                lj = L[i] + 1
+        L[j] = lj
+        best = max(best, lj)
+    return best
+
+
 @njit(cache=True)
 def lis_rows(r, out):
     """``out[b]`` = length of the longest strictly increasing subsequence of row ``r[b]`` (int16)."""
-    n = r.shape[1]
-    L = np.empty(n, dtype=np.int16)
+    L = np.empty(r.shape[1], dtype=np.int16)
     for b in range(r.shape[0]):
-        best = 0
-        for j in range(n):
-            lj = 1
-            for i in range(j):
-                if r[b, i] < r[b, j] and L[i] + 1 > lj:
-                    lj = L[i] + 1
-            L[j] = lj
-            best = max(best, lj)
-        out[b] = best
+        out[b] = lis_ends(r[b], L, 0)

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_SEQUENCE_PARAMS",
     "candidate_racks",
     "goes_out",
+    "placement_wins",
     "longest_run",
     "availability",
     "sequence_costs",
@@ -29,6 +30,8 @@ __all__ = [
     "plan_choices",
     "draw_outlook",
     "plan_with_outlook",
+    "plan_costs",
+    "bonus_active",
     "take_by_outlook",
     "best_placement",
 ]
@@ -74,10 +77,29 @@ def longest_run(racks: np.ndarray) -> np.ndarray:
 
 def goes_out(racks: np.ndarray, min_run: int) -> np.ndarray:
     """R7: the rack is strictly increasing and (if ``min_run > 1``) holds a run of ``min_run``."""
-    ok = (np.diff(racks, axis=-1) > 0).all(axis=-1)
-    if min_run > 1:
-        ok &= longest_run(racks) >= min_run
-    return ok
+    from racko_env.plan_kernels import goes_out_rows  # numba: loaded on first use, not at import
+
+    r = np.asarray(racks, dtype=np.int64)
+    flat = np.ascontiguousarray(r.reshape(-1, r.shape[-1]))
+    out = np.empty(flat.shape[0], dtype=bool)
+    goes_out_rows(flat, int(min_run), out)
+    return out.reshape(r.shape[:-1])
+
+
+def placement_wins(rack: np.ndarray, card: np.ndarray, min_run: int) -> np.ndarray:
+    """(B, 10) bool: ``rack`` with ``card`` in slot ``s`` goes out (R7), as
+    ``goes_out(candidate_racks(rack, card)[:, 1:], min_run)`` without building the racks."""
+    from racko_env.plan_kernels import placement_wins_rows
+
+    rack = np.ascontiguousarray(rack, dtype=np.int64)
+    out = np.empty(rack.shape, dtype=bool)
+    placement_wins_rows(rack, np.ascontiguousarray(card, dtype=np.int64).reshape(-1), int(min_run), out)
+    return out
+
+
+def bonus_active(rules: Any) -> bool:
+    """R10's run bonus is played (the planner then credits the runs in hand)."""
+    return bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
 
 
 DEFAULT_SEQUENCE_PARAMS: dict[str, Any] = {
@@ -97,21 +119,15 @@ def availability(view: dict[str, np.ndarray], rack: np.ndarray, n: int, discard_
     weigh 1; cards lying in the discard pile weigh ``discard_weight`` (below the top, they
     return only through a reshuffle, R6).
     """
+    from racko_env.plan_kernels import availability_rows
+
     B = rack.shape[0]
-    rows = np.arange(B)[:, None]
-    avail = np.ones((B, n + 2), dtype=np.float64)
-    avail[:, 0] = 0.0
-    avail[:, n + 1] = 0.0
-    in_discard = np.asarray(view["in_discard"], dtype=bool)
-    avail[:, : in_discard.shape[1]][in_discard] = discard_weight
-    avail[rows, np.clip(rack, 0, n + 1)] = 0.0
-    opp = np.asarray(view["opp_known"], dtype=np.int64).reshape(B, -1)
-    if opp.shape[1]:
-        avail[rows, np.clip(opp, 0, n + 1)] = 0.0
-    avail[:, 0] = 0.0
-    hand = np.asarray(view["hand"], dtype=np.int64)
-    avail[np.arange(B), np.clip(hand, 0, n + 1)] = 0.0
-    avail[:, 0] = 0.0
+    avail = np.empty((B, n + 2), dtype=np.float64)
+    in_discard = np.ascontiguousarray(view["in_discard"], dtype=bool)[:, : n + 2]
+    availability_rows(np.ascontiguousarray(rack, dtype=np.int64),
+                      np.ascontiguousarray(view["opp_known"], dtype=np.int64).reshape(B, -1),
+                      np.ascontiguousarray(view["hand"], dtype=np.int64).reshape(B), in_discard, int(n),
+                      float(discard_weight), avail)
     return avail
 
 
@@ -234,12 +250,11 @@ def sequence_plan(view: dict[str, np.ndarray], rules: Any, params: dict[str, flo
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(view["rack"], dtype=np.int64)
     n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
-    bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
+    bonus = bonus_active(rules)
     card = _decision_card(view)
     avail = availability(view, rack, n, p["discard_weight"])
     cost = sequence_costs(rack, card, avail, min_run, bonus, p)
-    win = goes_out(candidate_racks(rack, card)[:, 1:], min_run)
-    return cost, win
+    return cost, placement_wins(rack, card, min_run)
 
 
 def _decision_card(view: dict[str, np.ndarray]) -> np.ndarray:
@@ -257,15 +272,15 @@ def plan_choices(cost: np.ndarray, win: np.ndarray, take_margin: float,
     its own expected value); a drawn card is dropped when no slot beats keeping the rack.
     ``noise`` (B, 11), tiny, breaks ties.
     """
-    cost = cost.copy()
-    cost[:, 1:] = np.where(win, -BIG, cost[:, 1:])
-    if noise is not None:
-        cost = cost + noise
+    from racko_env.plan_kernels import plan_choices_rows
+
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
     B = cost.shape[0]
-    best_slot = np.argmin(cost[:, 1:], axis=1)
-    best_place = cost[np.arange(B), 1 + best_slot]
-    take = best_place < cost[:, 0] - take_margin
-    discard_drawn = cost[:, 0] <= best_place
+    noise = np.zeros((0, 0)) if noise is None else np.ascontiguousarray(noise, dtype=np.float64).reshape(B, -1)
+    take, discard_drawn = np.empty(B, dtype=bool), np.empty(B, dtype=bool)
+    best_slot = np.empty(B, dtype=np.int64)
+    plan_choices_rows(cost, np.ascontiguousarray(win, dtype=bool), float(take_margin), noise, take, best_slot,
+                      discard_drawn)
     return take, best_slot, discard_drawn
 
 
@@ -285,7 +300,7 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(view["rack"], dtype=np.int64)
     n, min_run = int(rules.deck_size), int(rules.min_run_to_win)
-    bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
+    bonus = bonus_active(rules)
     avail = availability(view, rack, n, p["discard_weight"])
     vals, weight = _outlook_cards(avail, n, samples)
     return _outlook_mean(_best_plays(rack, vals, avail, min_run, bonus, p), weight)
@@ -294,24 +309,26 @@ def draw_outlook(view: dict[str, np.ndarray], rules: Any, params: dict[str, floa
 def _outlook_cards(avail: np.ndarray, n: int, samples: int | None) -> tuple[np.ndarray, np.ndarray]:
     """The values standing in for a blind draw (B, K) and their weights (see :func:`draw_outlook`)."""
     B = avail.shape[0]
-    unseen = avail[:, 1 : n + 1] == 1.0  # (B, n): value v + 1 could be the next draw
-    count = unseen.sum(axis=1)
     if samples is None:
-        K = n
         vals = np.broadcast_to(np.arange(1, n + 1), (B, n))
-        weight = unseen.astype(np.float64)
-    else:
-        K = int(samples)
-        # the q-th of K quantiles of each row's sorted unseen values (rank ⌊(q + ½)·count / K⌋)
-        order = np.sort(np.where(unseen, np.arange(1, n + 1), n + 1), axis=1)
-        rank = np.minimum(((np.arange(K) + 0.5)[None, :] * count[:, None] / K).astype(np.int64), np.maximum(count - 1, 0)[:, None])
-        vals = np.take_along_axis(order, rank, axis=1)
-        weight = np.broadcast_to((count > 0)[:, None], (B, K)).astype(np.float64)
-    return np.ascontiguousarray(np.minimum(vals, n)), weight  # rows without unseen cards: any value, weight 0
+        return np.ascontiguousarray(vals), (avail[:, 1 : n + 1] == 1.0).astype(np.float64)  # unseen: could be drawn
+    from racko_env.plan_kernels import outlook_cards_rows
+
+    # the q-th of K quantiles of each row's unseen values, rank ⌊(q + ½)·count / K⌋; rows without
+    # unseen cards: any value, weight 0
+    vals = np.empty((B, int(samples)), dtype=np.int64)
+    weight = np.empty((B, int(samples)), dtype=np.float64)
+    outlook_cards_rows(np.ascontiguousarray(avail, dtype=np.float64), int(n), vals, weight)
+    return vals, weight
 
 
 def _outlook_mean(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    return (total * weight).sum(axis=1) / np.maximum(weight.sum(axis=1), 1.0)
+    """(B,) Σ total·weight / max(Σ weight, 1), row by row."""
+    from racko_env.plan_kernels import outlook_mean_rows
+
+    out = np.empty(total.shape[0])
+    outlook_mean_rows(np.ascontiguousarray(total, dtype=np.float64), np.ascontiguousarray(weight, dtype=np.float64), out)
+    return out
 
 
 def _best_plays(rack: np.ndarray, vals: np.ndarray, avail: np.ndarray, min_run: int, bonus: bool,
@@ -322,7 +339,7 @@ def _best_plays(rack: np.ndarray, vals: np.ndarray, avail: np.ndarray, min_run: 
     if not bonus:  # the kernel takes the minimum itself, pruning every plan that cannot win it
         return _run_kernel(rack, np.zeros((B, 0), np.int64), vals, avail, min_run, p)[1]
     cost = sequence_costs(rack, vals, avail, min_run, bonus, p)  # (B, K, 11)
-    win = goes_out(candidate_racks(np.repeat(rack, K, axis=0), vals.reshape(-1))[:, 1:], min_run)
+    win = placement_wins(np.repeat(rack, K, axis=0), vals.reshape(-1), min_run)
     best = np.where(win.reshape(B, K, SLOTS), 0.0, cost[:, :, 1:]).min(axis=2)
     return np.minimum(cost[:, :, 0], best)
 
@@ -335,7 +352,7 @@ def plan_with_outlook(view: dict[str, np.ndarray], rules: Any, rows: np.ndarray,
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rows = np.asarray(rows, dtype=bool)
-    bonus = bool(getattr(rules, "run_bonus_active", getattr(rules, "bonus", False)))
+    bonus = bonus_active(rules)
     look = np.zeros(rows.shape[0])
     if bonus:
         cost, win = sequence_plan(view, rules, p)
@@ -348,15 +365,33 @@ def plan_with_outlook(view: dict[str, np.ndarray], rules: Any, rows: np.ndarray,
     card = _decision_card(view)
     avail = availability(view, rack, n, p["discard_weight"])
     vals, weight = _outlook_cards(avail, n, samples)
-    out, best = _run_kernel(rack, card[:, None], vals, avail, min_run, p, rows)
-    r = np.flatnonzero(rows)
-    look[r] = _outlook_mean(best[r], weight[r])
-    return np.minimum(out[:, 0], INF), goes_out(candidate_racks(rack, card)[:, 1:], min_run), look
+    cost, look = plan_costs(rack, card, avail, min_run, p, vals, weight, rows)
+    return cost, placement_wins(rack, card, min_run), look
+
+
+def plan_costs(rack: np.ndarray, card: np.ndarray, avail: np.ndarray, min_run: int, p: dict[str, Any],
+               vals: np.ndarray | None = None, weight: np.ndarray | None = None,
+               rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(cost (B, 11) of ``card``, as :func:`sequence_costs` without R10's bonus; outlook (B,)):
+    with ``vals``, the ``weight``-ed mean of the best plays of ``vals (B, K)`` on ``rows``
+    (:func:`draw_outlook`), 0 elsewhere. The glue of :func:`plan_with_outlook` and of the
+    derived features, one pass of the DP per rack."""
+    from racko_env.plan_kernels import finish_outlook
+
+    B = rack.shape[0]
+    out, best = _run_kernel(rack, card.reshape(B, 1), vals, avail, min_run, p, rows)
+    if vals is None:
+        return np.minimum(out[:, 0], INF), np.zeros(B)
+    return finish_outlook(out, best, np.ascontiguousarray(weight, dtype=np.float64), np.asarray(rows, dtype=bool))
 
 
 def best_placement(cost: np.ndarray, win: np.ndarray) -> np.ndarray:
     """(B,) the cheapest placement of the card (``-BIG`` when one goes out), from :func:`sequence_plan`."""
-    return np.where(win, -BIG, cost[:, 1:]).min(axis=1)
+    from racko_env.plan_kernels import best_placement_rows
+
+    out = np.empty(cost.shape[0])
+    best_placement_rows(np.ascontiguousarray(cost, dtype=np.float64), np.ascontiguousarray(win, dtype=bool), out)
+    return out
 
 
 def take_by_outlook(cost: np.ndarray, win: np.ndarray, outlook: np.ndarray) -> np.ndarray:

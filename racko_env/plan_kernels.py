@@ -1,0 +1,249 @@
+"""The sequence planner's glue around its DP (``racko_env.plan``), compiled, row by row.
+
+Each rule lives here once, as a row function inlined into the batch loops: the public
+functions of :mod:`racko_env.plan` (``goes_out``, ``availability``, the outlook's cards and
+mean, ``plan_choices``, ``best_placement``) call the batch loops, and the derived features
+(``racko_env.feature_kernels``) call the row functions straight from an observation row.
+Results are those of the numpy formulation bit for bit (same float64 operations in the same
+order; sums in numpy's pairwise order). numba compiles on first use and caches the code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from racko_env.plan import BIG, INF
+
+
+@njit(cache=True, inline="always")
+def wins(x, min_run):
+    """R7: ``x`` (1-D) is strictly increasing and (if ``min_run > 1``) holds a run of ``min_run``
+    consecutive numbers in adjacent slots."""
+    run = 1
+    best = 1
+    for t in range(1, x.shape[0]):
+        d = x[t] - x[t - 1]
+        if d <= 0:
+            return False
+        if d == 1:
+            run += 1
+            if run > best:
+                best = run
+        else:
+            run = 1
+    return min_run <= 1 or best >= min_run
+
+
+@njit(cache=True, inline="always")
+def placement_wins_row(rack, card, min_run, tmp, out):
+    """``out[s]``: ``rack`` with ``card`` in slot ``s`` goes out (``tmp``: scratch of the rack's length)."""
+    for s in range(rack.shape[0]):
+        for t in range(rack.shape[0]):
+            tmp[t] = rack[t]
+        tmp[s] = card
+        out[s] = wins(tmp, min_run)
+
+
+@njit(cache=True)
+def goes_out_rows(racks, min_run, out):
+    """``out[b]`` = :func:`wins` of ``racks[b]``."""
+    for b in range(racks.shape[0]):
+        out[b] = wins(racks[b], min_run)
+
+
+@njit(cache=True)
+def placement_wins_rows(rack, card, min_run, out):
+    """``out[b, s]``: ``rack[b]`` with ``card[b]`` in slot ``s`` goes out."""
+    tmp = np.empty(rack.shape[1], np.int64)
+    for b in range(rack.shape[0]):
+        placement_wins_row(rack[b], card[b], min_run, tmp, out[b])
+
+
+@njit(cache=True, inline="always")
+def _zero_card(a, x, n):
+    a[min(max(x, 0), n + 1)] = 0.0
+
+
+@njit(cache=True, inline="always")
+def availability_row(rack, opp, hand, in_discard, n, discard_weight, a):
+    """``a (n + 2,)``: the weight of each card value being obtainable later (``plan.availability``)."""
+    a[:] = 1.0
+    a[0] = 0.0
+    a[n + 1] = 0.0
+    for v in range(in_discard.shape[0]):
+        if in_discard[v]:
+            a[v] = discard_weight
+    for x in rack:
+        _zero_card(a, x, n)
+    for x in opp:
+        _zero_card(a, x, n)
+    _zero_card(a, hand, n)
+    a[0] = 0.0
+
+
+@njit(cache=True)
+def availability_rows(rack, opp, hand, in_discard, n, discard_weight, out):
+    for b in range(rack.shape[0]):
+        availability_row(rack[b], opp[b], hand[b], in_discard[b], n, discard_weight, out[b])
+
+
+@njit(cache=True, inline="always")
+def outlook_cards_row(a, n, vals, order):
+    """``vals (K,)``: the q-th of K quantiles of the unseen values (``a[v] == 1``), rank
+    ``⌊(q + ½)·count / K⌋``, as ``plan._outlook_cards``; ``order``: scratch of ``n``. Returns
+    the row's weight (1.0, or 0.0 when nothing is unseen: then every value is ``n``)."""
+    count = 0
+    for v in range(1, n + 1):
+        if a[v] == 1.0:
+            order[count] = v
+            count += 1
+    K = vals.shape[0]
+    top = max(count - 1, 0)
+    for q in range(K):
+        rank = min(np.int64(((q + 0.5) * count) / K), top)
+        vals[q] = order[rank] if rank < count else n
+    return 1.0 if count > 0 else 0.0
+
+
+@njit(cache=True)
+def outlook_cards_rows(avail, n, vals, weight):
+    order = np.empty(n, np.int64)
+    for b in range(avail.shape[0]):
+        w = outlook_cards_row(avail[b], n, vals[b], order)
+        for q in range(vals.shape[1]):
+            weight[b, q] = w
+
+
+@njit(cache=True, inline="always")
+def _block_sum(a, lo, n):
+    """numpy's pairwise sum of ``a[lo : lo + n]``, ``n <= 128``: one block of 8 accumulators."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, n):
+    """Σ ``a[lo : lo + n]`` (float64) in numpy's pairwise order (``np.add.reduce`` of a contiguous
+    row): blocks of at most 128, halves (multiples of 8) added. The halving runs on an explicit
+    stack: numba's cache does not load recursive functions safely."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    seg_lo = np.empty(64, np.int64)
+    seg_n = np.empty(64, np.int64)
+    stage = np.empty(64, np.int64)  # 0: to split, 1: left half pending, 2: right half pending
+    left = np.empty(64)
+    top = 0
+    seg_lo[0], seg_n[0], stage[0] = lo, n, 0
+    while True:
+        m = seg_n[top]
+        if stage[top] == 0 and m > 128:
+            h = m // 2 - (m // 2) % 8
+            stage[top] = 1
+            top += 1
+            seg_lo[top], seg_n[top], stage[top] = seg_lo[top - 1], h, 0
+            continue
+        v = _block_sum(a, seg_lo[top], m)
+        while True:  # hand the value up: store a left half and split off the right one, or add
+            top -= 1
+            if top < 0:
+                return v
+            if stage[top] == 1:
+                left[top] = v
+                stage[top] = 2
+                h = seg_n[top] // 2 - (seg_n[top] // 2) % 8
+                top += 1
+                seg_lo[top], seg_n[top], stage[top] = seg_lo[top - 1] + h, seg_n[top - 1] - h, 0
+                break
+            v = left[top] + v
+
+
+@njit(cache=True, inline="always")
+def outlook_mean_row(total, weight, tmp):
+    """``Σ total·weight / max(Σ weight, 1)`` (``plan._outlook_mean``); ``tmp``: scratch of K."""
+    K = total.shape[0]
+    for q in range(K):
+        tmp[q] = total[q] * weight[q]
+    return pairwise_sum(tmp, 0, K) / max(pairwise_sum(weight, 0, K), 1.0)
+
+
+@njit(cache=True)
+def outlook_mean_rows(total, weight, out):
+    tmp = np.empty(total.shape[1])
+    for b in range(total.shape[0]):
+        out[b] = outlook_mean_row(total[b], weight[b], tmp)
+
+
+@njit(cache=True)
+def finish_outlook(out, best, weight, rows):
+    """``plan._plan_costs``' result from the DP's: ``(min(out[:, 0], INF), outlook)``, the
+    outlook being the mean of ``best`` on ``rows`` (0 elsewhere)."""
+    B, S = out.shape[0], out.shape[2]
+    cost = np.empty((B, S))
+    look = np.zeros(B)
+    tmp = np.empty(best.shape[1])
+    for b in range(B):
+        for s in range(S):
+            cost[b, s] = min(out[b, 0, s], INF)
+        if rows[b]:
+            look[b] = outlook_mean_row(best[b], weight[b], tmp)
+    return cost, look
+
+
+@njit(cache=True, inline="always")
+def best_placement_row(cost, win, noise):
+    """(slot, its cost): the cheapest placement, ``-BIG`` (+ noise) where it goes out; the
+    first one on ties (``np.argmin``). ``noise`` is added to ``cost[1:]`` if it is not empty."""
+    slot = 0
+    best = 0.0
+    for s in range(win.shape[0]):
+        c = -BIG if win[s] else cost[1 + s]
+        if noise.shape[0]:
+            c = c + noise[1 + s]
+        if s == 0 or c < best:
+            slot = s
+            best = c
+    return slot, best
+
+
+@njit(cache=True)
+def best_placement_rows(cost, win, out):
+    none = np.empty(0)
+    for b in range(cost.shape[0]):
+        out[b] = best_placement_row(cost[b], win[b], none)[1]
+
+
+@njit(cache=True)
+def plan_choices_rows(cost, win, take_margin, noise, take, slot, drop):
+    """``plan.plan_choices``: the cheapest slot, take when it beats keeping the rack by more than
+    ``take_margin``, drop a drawn card when no slot beats keeping (``noise``: (B, 11) or (0, 0))."""
+    none = np.empty(0)
+    for b in range(cost.shape[0]):
+        nz = noise[b] if noise.shape[0] else none
+        s, place = best_placement_row(cost[b], win[b], nz)
+        keep = cost[b, 0] + nz[0] if noise.shape[0] else cost[b, 0]
+        slot[b] = s
+        take[b] = place < keep - take_margin
+        drop[b] = keep <= place
