@@ -33,7 +33,7 @@ P = SLOTS + 2  # positions: sentinel 0, slots 1..10, sentinel 11
 INF = F32(1.0e6)  # unreachable (plan.INF)
 BIG = F32(1.0e4)  # impossible fill (plan.BIG)
 EPS = F32(1e-6)
-BLOCK = 64  # rows per block: the lanes of every loop; a block's tables stay in the L2 cache
+BLOCK = 128  # rows per block: the lanes of every loop; a block's tables stay in the L2 cache
 ROW_LANES = 16  # fewer rows than this: the outlook takes its lanes over (row, card)
 
 

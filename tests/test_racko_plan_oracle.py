@@ -99,6 +99,29 @@ def test_costs_of_many_cards_and_the_exact_outlook_match(kw):
 
 
 
+@pytest.mark.parametrize("kw", VARIANTS[:2] + VARIANTS[3:4], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
+def test_every_lane_layout_of_the_kernel_matches(kw):
+    """Batches of one row, fewer outlook rows than ``ROW_LANES`` (lanes over (row, card)), more
+    (lanes over rows), and more rows than a ``BLOCK`` with a partial last block."""
+    from racko_env.sequence_kernel import BLOCK, ROW_LANES
+
+    rules = RackoRules(**kw)
+    obs = np.concatenate([o for _, o, _ in _states(rules, B=BLOCK, seed=4, every=5, steps=20)])
+    core = RackoCore(rules)
+    assert obs.shape[0] == 4 * BLOCK
+    for size in (1, 2, ROW_LANES - 1, 3 * ROW_LANES, 2 * BLOCK + 7):
+        view = core.obs_view(obs[:size])
+        rows = (view["phase"] == 0) & (view["discard_top"] > 0)
+        cost, win, look = plan.plan_with_outlook(view, rules, rows)
+        want_cost, want_win = OP.sequence_plan(view, rules)
+        want_look = np.zeros(size)
+        r = np.flatnonzero(rows)
+        if r.size:
+            want_look[r] = OP.draw_outlook({k: np.asarray(a)[r] for k, a in view.items()}, rules)
+        assert np.array_equal(cost, want_cost) and np.array_equal(win, want_win) and np.array_equal(look, want_look), size
+
+
+
 def test_lis_length_matches_on_any_leading_shape():
     rng = np.random.default_rng(4)
     for shape in ((300, 10), (5, 11, 10), (10,)):
