@@ -1,9 +1,11 @@
 """The Rack-O sequence planner: estimated turns to go out, from the player's own information.
 
-A pure, batched numpy function of a decoded observation (``core.obs_view``): which card
-values are still obtainable (not in the own rack, not known in an opponent's rack, not in
-hand; cards in the discard pile weigh less, R6), and a dynamic programme over the slots
-that picks the increasing subsequence cheapest to complete, tracking the R7 run.
+A pure, batched function of a decoded observation (``core.obs_view``): which card values
+are still obtainable (not in the own rack, not known in an opponent's rack, not in hand;
+cards in the discard pile weigh less, R6), and a dynamic programme over the slots that
+picks the increasing subsequence cheapest to complete, tracking the R7 run. The DP
+(``racko_env.sequence_kernel``) and the rules around it (``racko_env.plan_kernels``: what
+goes out, availability, the outlook's cards and mean, the choices) run compiled, row by row.
 
 It lives in the game package because both the ``racko:sequence`` heuristic
 (``agents.racko_heuristics``) and the learners' derived features
@@ -92,8 +94,11 @@ def placement_wins(rack: np.ndarray, card: np.ndarray, min_run: int) -> np.ndarr
     from racko_env.plan_kernels import placement_wins_rows
 
     rack = np.ascontiguousarray(rack, dtype=np.int64)
+    card = np.ascontiguousarray(card, dtype=np.int64).reshape(-1)
+    if rack.ndim != 2 or card.shape[0] != rack.shape[0]:
+        raise ValueError(f"racks (B, 10) and cards (B,) expected, got {rack.shape} and {card.shape}")
     out = np.empty(rack.shape, dtype=bool)
-    placement_wins_rows(rack, np.ascontiguousarray(card, dtype=np.int64).reshape(-1), int(min_run), out)
+    placement_wins_rows(rack, card, int(min_run), out)
     return out
 
 
@@ -124,8 +129,11 @@ def availability(view: dict[str, np.ndarray], rack: np.ndarray, n: int, discard_
     B = rack.shape[0]
     avail = np.empty((B, n + 2), dtype=np.float64)
     in_discard = np.ascontiguousarray(view["in_discard"], dtype=bool)[:, : n + 2]
-    availability_rows(np.ascontiguousarray(rack, dtype=np.int64),
-                      np.ascontiguousarray(view["opp_known"], dtype=np.int64).reshape(B, -1),
+    opp = np.ascontiguousarray(view["opp_known"], dtype=np.int64)
+    if rack.ndim != 2 or in_discard.shape[0] != B or opp.shape[:1] != (B,):
+        raise ValueError(f"a view of {B} rows expected: rack {rack.shape}, in_discard {in_discard.shape}, "
+                         f"opp_known {opp.shape}")
+    availability_rows(np.ascontiguousarray(rack, dtype=np.int64), opp.reshape(B, opp.size // max(B, 1)),
                       np.ascontiguousarray(view["hand"], dtype=np.int64).reshape(B), in_discard, int(n),
                       float(discard_weight), avail)
     return avail
@@ -274,13 +282,14 @@ def plan_choices(cost: np.ndarray, win: np.ndarray, take_margin: float,
     """
     from racko_env.plan_kernels import plan_choices_rows
 
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    cost, win = _cost_and_win(cost, win)
     B = cost.shape[0]
-    noise = np.zeros((0, 0)) if noise is None else np.ascontiguousarray(noise, dtype=np.float64).reshape(B, -1)
+    noise = np.zeros((0, 0)) if noise is None else np.ascontiguousarray(noise, dtype=np.float64)
+    if noise.shape not in ((0, 0), cost.shape):
+        raise ValueError(f"noise must have the shape of cost {cost.shape}, got {noise.shape}")
     take, discard_drawn = np.empty(B, dtype=bool), np.empty(B, dtype=bool)
     best_slot = np.empty(B, dtype=np.int64)
-    plan_choices_rows(cost, np.ascontiguousarray(win, dtype=bool), float(take_margin), noise, take, best_slot,
-                      discard_drawn)
+    plan_choices_rows(cost, win, float(take_margin), noise, take, best_slot, discard_drawn)
     return take, best_slot, discard_drawn
 
 
@@ -326,8 +335,12 @@ def _outlook_mean(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """(B,) Σ total·weight / max(Σ weight, 1), row by row."""
     from racko_env.plan_kernels import outlook_mean_rows
 
+    total = np.ascontiguousarray(total, dtype=np.float64)
+    weight = np.ascontiguousarray(weight, dtype=np.float64)
+    if total.ndim != 2 or weight.shape != total.shape:
+        raise ValueError(f"totals and weights of one shape (B, K) expected, got {total.shape} and {weight.shape}")
     out = np.empty(total.shape[0])
-    outlook_mean_rows(np.ascontiguousarray(total, dtype=np.float64), np.ascontiguousarray(weight, dtype=np.float64), out)
+    outlook_mean_rows(total, weight, out)
     return out
 
 
@@ -389,9 +402,19 @@ def best_placement(cost: np.ndarray, win: np.ndarray) -> np.ndarray:
     """(B,) the cheapest placement of the card (``-BIG`` when one goes out), from :func:`sequence_plan`."""
     from racko_env.plan_kernels import best_placement_rows
 
+    cost, win = _cost_and_win(cost, win)
     out = np.empty(cost.shape[0])
-    best_placement_rows(np.ascontiguousarray(cost, dtype=np.float64), np.ascontiguousarray(win, dtype=bool), out)
+    best_placement_rows(cost, win, out)
     return out
+
+
+def _cost_and_win(cost: np.ndarray, win: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``cost (B, S + 1)`` float64 and ``win (B, S)`` bool, contiguous; a clear error otherwise."""
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    win = np.ascontiguousarray(win, dtype=bool)
+    if cost.ndim != 2 or win.shape != (cost.shape[0], cost.shape[1] - 1):
+        raise ValueError(f"cost (B, S + 1) and win (B, S) expected, got {cost.shape} and {win.shape}")
+    return cost, win
 
 
 def take_by_outlook(cost: np.ndarray, win: np.ndarray, outlook: np.ndarray) -> np.ndarray:

@@ -98,6 +98,33 @@ def test_public_planner_functions_match_the_numpy_planner(kw):
         assert np.array_equal(l3[rows], OP.draw_outlook(sub, rules)) and (l3[~rows] == 0).all()
 
 
+def test_the_planner_takes_no_rows_and_rejects_mismatched_shapes():
+    from agents.racko_heuristics import lookahead_decide, sequence_decide
+
+    core = RackoCore(RackoRules())
+    st = core.init(3, 0)
+    view = core.obs_view(core.observe(st, core.current_player(st))[:0])
+    mask = core.legal_action_mask(st)[:0]
+    for decide in (sequence_decide, lookahead_decide):
+        assert decide(view, mask, core.rules, np.random.default_rng(0)).shape == (0,)
+    assert plan.availability(view, view["rack"], 40, 0.5).shape == (0, 42)
+    cost, win, look = plan.plan_with_outlook(view, core.rules, np.zeros(0, bool))
+    assert cost.shape == (0, 11) and win.shape == (0, 10) and look.shape == (0,)
+    cost, win = np.zeros((2, 11)), np.zeros((2, 10), bool)
+    with pytest.raises(ValueError, match="noise must have the shape of cost"):
+        plan.plan_choices(cost, win, 4.0, np.zeros((3, 11)))
+    with pytest.raises(ValueError, match="win \\(B, S\\) expected"):
+        plan.plan_choices(cost, win[:, :9], 4.0)
+    with pytest.raises(ValueError, match="win \\(B, S\\) expected"):
+        plan.best_placement(cost[:1], win)
+    with pytest.raises(ValueError, match="racks \\(B, 10\\) and cards \\(B,\\) expected"):
+        plan.placement_wins(np.ones((3, 10), int), np.ones(2, int), 3)
+    st = core.init(2, 0)
+    view = core.obs_view(core.observe(st, 0))
+    with pytest.raises(ValueError, match="a view of 3 rows expected"):
+        plan.availability(view, np.ones((3, 10), int), 40, 0.5)
+
+
 def test_pairwise_sum_is_numpys_sum():
     from racko_env.plan_kernels import pairwise_sum
 
