@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from racko_env.lis_kernel import lis_ends
-from racko_env.plan_kernels import availability_row, best_placement_row, outlook_cards_row, placement_wins_row, wins
+from racko_env.plan_kernels import availability_row, best_placement_row, outlook_cards_row, placement_wins_row
 
 SLOTS = 10
 NUM_FEATURES_V1 = 68
@@ -74,9 +74,9 @@ def decode_row(o, L, rack, opp, in_discard):
 
 
 @njit(cache=True, inline="always")
-def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis):
+def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis, win):
     """The version-1 block of one row (``features.derived_features``' layout) into ``out (68,)``;
-    ``cards``: (hand, discard top); ``tmp``, ``f``, ``g``, ``mis``: scratch of 10.
+    ``cards``: (hand, discard top); ``tmp``, ``f``, ``g``, ``mis``: scratch of 10, ``win`` of (2, 10).
 
     The LIS with card ``c`` in slot ``i`` is the longer of the rack's best subsequence
     avoiding slot ``i`` and ``1 + f[j] + g[k]``: ``f[j]`` (``g[k]``) the longest subsequence
@@ -93,19 +93,18 @@ def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis):
     for k in range(2):  # column maxima start at slot 1's values
         out[64 + 2 * k] = -np.inf
         out[65 + 2 * k] = 0.0
-    rising_head = True  # slots before i strictly increasing
+    for k in range(2):
+        placement_wins_row(rack, cards[k], min_run, tmp, win[k])  # before tmp holds the counts below
+    # A slot lies on every longest subsequence iff it lies on one (f + g - 1 = base) and no other
+    # such slot has its f: each longest subsequence takes one slot of each f = 1..base.
     for i in range(SLOTS):
-        avoid = 0  # longest increasing subsequence avoiding slot i
-        for j in range(i):
-            avoid = max(avoid, f[j])
-            for m in range(i + 1, SLOTS):
-                if rack[j] < rack[m]:
-                    avoid = max(avoid, f[j] + g[m])
-        for m in range(i + 1, SLOTS):
-            avoid = max(avoid, g[m])
-        rising_tail = True
-        for m in range(i + 2, SLOTS):
-            rising_tail = rising_tail and rack[m] > rack[m - 1]
+        tmp[i] = 0
+    for i in range(SLOTS):
+        if f[i] + g[i] - 1 == base:
+            tmp[f[i] - 1] += 1
+    for i in range(SLOTS):
+        # the longest subsequence avoiding slot i
+        avoid = base - 1 if f[i] + g[i] - 1 == base and tmp[f[i] - 1] == 1 else base
         ideal = ((i + 0.5) * nf) / 10.0
         old = abs(rack[i] - ideal)
         for k in range(2):
@@ -122,20 +121,12 @@ def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis):
                     tail = max(tail, g[m])
             lis = max(avoid, 1 + head + tail)
             gain = _F32(((lis - base) / 10.0) * h)
-            goes = _F32(0.0)
-            if (h > 0 and rising_head and rising_tail and (i == 0 or rack[i - 1] < c)
-                    and (i == SLOTS - 1 or c < rack[i + 1])):
-                for t in range(SLOTS):
-                    tmp[t] = rack[t]
-                tmp[i] = c
-                if wins(tmp, min_run):
-                    goes = _F32(1.0)
+            goes = _F32(1.0) if h > 0 and win[k, i] else _F32(0.0)
             out[o + i] = gain
             out[o + 10 + i] = goes
             out[o + 20 + i] = _F32(((old - abs(c - ideal)) / nf) * h)
             out[64 + 2 * k] = max(out[64 + 2 * k], gain)
             out[65 + 2 * k] = max(out[65 + 2 * k], goes)
-        rising_head = rising_head and (i == 0 or rack[i] > rack[i - 1])
     # the rack: LIS, longest run in adjacent slots, increasing prefix (R8), mean misfit
     run = 1
     longest = 1
@@ -183,12 +174,13 @@ def features_rows(obs, L, plan, discard_weight, K, out):
     f = np.empty(SLOTS, np.int64)
     g = np.empty(SLOTS, np.int64)
     mis = np.empty(SLOTS)
+    wins2 = np.empty((2, SLOTS), np.bool_)
     order = np.empty(n, np.int64)
     for b in range(B):
         ph, hand, tp = decode_row(obs[b], L, rack[b], opp, in_discard)
         cards[0] = hand
         cards[1] = tp
-        v1_row(rack[b], cards, n, min_run, out[b], tmp, f, g, mis)
+        v1_row(rack[b], cards, n, min_run, out[b], tmp, f, g, mis, wins2)
         if plan:
             c = tp if ph == 0 else hand
             card[b] = c

@@ -37,12 +37,21 @@ def wins(x, min_run):
 
 @njit(cache=True, inline="always")
 def placement_wins_row(rack, card, min_run, tmp, out):
-    """``out[s]``: ``rack`` with ``card`` in slot ``s`` goes out (``tmp``: scratch of the rack's length)."""
-    for s in range(rack.shape[0]):
-        for t in range(rack.shape[0]):
-            tmp[t] = rack[t]
-        tmp[s] = card
-        out[s] = wins(tmp, min_run)
+    """``out[s]``: ``rack`` with ``card`` in slot ``s`` goes out (``tmp``: scratch of the rack's
+    length). Only a slot whose neighbours and the rest of the rack already rise is checked."""
+    n = rack.shape[0]
+    first, last = n, 0  # the first and last t with rack[t] <= rack[t - 1]
+    for t in range(1, n):
+        if rack[t] <= rack[t - 1]:
+            first = min(first, t)
+            last = t
+    for s in range(n):
+        out[s] = False
+        if first >= s and last <= s + 1 and (s == 0 or rack[s - 1] < card) and (s == n - 1 or card < rack[s + 1]):
+            for t in range(n):
+                tmp[t] = rack[t]
+            tmp[s] = card
+            out[s] = wins(tmp, min_run)
 
 
 @njit(cache=True)

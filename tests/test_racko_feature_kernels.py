@@ -52,6 +52,9 @@ def test_observations_no_game_produces_decode_as_the_oracle_does(kw):
     obs[::7, ph] = 0.0  # no phase flag: phase 0
     obs[1::7, ph] = 1.0  # all three: the first
     obs[2::7, ph.start + 1] = np.nan  # a NaN counts as the maximum, as in np.argmax
+    # racks of few values (ties everywhere: several longest subsequences, or one through a slot)
+    obs[3::2, :10] = rng.integers(0, 6, (len(obs[3::2]), 10)) / core.deck_size
+    obs[3::4, core.obs_slices["hand"]] = rng.integers(0, 7, (len(obs[3::4]), 1)) / core.deck_size
     for version in F.SUPPORTED_VERSIONS:
         assert np.array_equal(F.derived_features(core, obs, version=version), OF.derived_features(core, obs, version=version))
 
