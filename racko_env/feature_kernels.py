@@ -48,8 +48,12 @@ def obs_rows(core, obs) -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def _card(x, n32):
-    # as obs_view: rint(float32 * N) in float32, then to int
-    return np.int64(np.rint(x * n32))
+    # as obs_view: rint(float32 * N) in float32, then to int; a card outside 0..N (or NaN) would
+    # send the planner's table lookups past their ends
+    c = np.rint(x * n32)
+    if not (c >= 0 and c <= n32):
+        raise ValueError("an observation holds a card outside 0..N: not an observation of this game")
+    return np.int64(c)
 
 
 @njit(cache=True, inline="always")

@@ -59,12 +59,23 @@ def test_observations_no_game_produces_decode_as_the_oracle_does(kw):
         assert np.array_equal(F.derived_features(core, obs, version=version), OF.derived_features(core, obs, version=version))
 
 
-def test_bad_observations_fail_early_with_the_shape():
-    core = RackoCore(RackoRules())
+def test_bad_observations_fail_early_with_the_shape_or_the_card():
+    core = RackoCore(RackoRules(num_players=3))
     for bad in (np.zeros((3, core.obs_size + 1), np.float32), np.zeros((2, 3, core.obs_size), np.float32),
                 np.zeros(5, np.float32)):
         with pytest.raises(ValueError, match=f"observations must have shape \\(B, {core.obs_size}\\)"):
             F.derived_features(core, bad)
+    st = core.init(4, 0)
+    obs = core.observe(st, core.current_player(st))
+    sl = core.obs_slices
+    for col, value in ((0, 1.2), (sl["opp_known"].start + 13, -0.1), (sl["hand"].start, np.nan),
+                       (sl["discard_top"].start, np.inf)):
+        bad = obs.copy()
+        bad[2, col] = value
+        for version in F.SUPPORTED_VERSIONS:
+            with pytest.raises(ValueError, match="a card outside 0..N"):
+                F.derived_features(core, bad, version=version)
+    assert F.derived_features(core, obs).shape == (4, F.NUM_FEATURES)
 
 
 @pytest.mark.parametrize("kw", VARIANTS, ids=IDS)
