@@ -78,27 +78,25 @@ def decode_row(o, L, rack, opp, in_discard):
 
 
 @njit(cache=True, inline="always")
-def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis, win):
+def v1_row(rack, cards, n, min_run, out, si, sf, win):
     """The version-1 block of one row (``features.derived_features``' layout) into ``out (68,)``;
-    ``cards``: (hand, discard top); ``tmp``, ``f``, ``g``, ``mis``: scratch of 10, ``win`` of (2, 10).
+    ``cards``: (hand, discard top); scratch ``si (5, 10)`` int64, ``sf (2, 10)`` float64,
+    ``win (2, 10)`` bool.
 
     The LIS with card ``c`` in slot ``i`` is the longer of the rack's best subsequence
-    avoiding slot ``i`` and ``1 + f[j] + g[k]``: ``f[j]`` (``g[k]``) the longest subsequence
-    ending (starting) at a slot ``j < i`` (``k > i``) below (above) ``c``; neither depends on
-    ``c``, so the 20 placements cost no LIS each."""
+    avoiding slot ``i`` and ``1 + head + tail``: the longest subsequences ending (``f``)
+    before slot ``i`` below ``c`` and starting (``g``) after it above ``c``, a running
+    maximum over the slots each, so the 20 placements cost no LIS each."""
+    tmp, f, g, tail, avoid = si[0], si[1], si[2], si[3], si[4]
+    mis, ideal = sf[0], sf[1]
     base = lis_ends(rack, f, 0)
     for k in range(SLOTS - 1, -1, -1):
         gk = 1
         for m in range(k + 1, SLOTS):
-            if rack[m] > rack[k] and g[m] + 1 > gk:
-                gk = g[m] + 1
+            gk = max(gk, g[m] + 1 if rack[m] > rack[k] else 1)
         g[k] = gk
-    nf = np.float64(n)
-    for k in range(2):  # column maxima start at slot 1's values
-        out[64 + 2 * k] = -np.inf
-        out[65 + 2 * k] = 0.0
     for k in range(2):
-        placement_wins_row(rack, cards[k], min_run, tmp, win[k])  # before tmp holds the counts below
+        placement_wins_row(rack, cards[k], min_run, tmp, win[k])
     # A slot lies on every longest subsequence iff it lies on one (f + g - 1 = base) and no other
     # such slot has its f: each longest subsequence takes one slot of each f = 1..base.
     for i in range(SLOTS):
@@ -107,30 +105,33 @@ def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis, win):
         if f[i] + g[i] - 1 == base:
             tmp[f[i] - 1] += 1
     for i in range(SLOTS):
-        # the longest subsequence avoiding slot i
-        avoid = base - 1 if f[i] + g[i] - 1 == base and tmp[f[i] - 1] == 1 else base
-        ideal = ((i + 0.5) * nf) / 10.0
-        old = abs(rack[i] - ideal)
-        for k in range(2):
-            c = cards[k]
-            h = 1.0 if c > 0 else 0.0
-            o = 30 * k
-            head = 0
-            for j in range(i):
-                if rack[j] < c:
-                    head = max(head, f[j])
-            tail = 0
-            for m in range(i + 1, SLOTS):
-                if rack[m] > c:
-                    tail = max(tail, g[m])
-            lis = max(avoid, 1 + head + tail)
+        avoid[i] = base - 1 if f[i] + g[i] - 1 == base and tmp[f[i] - 1] == 1 else base
+    nf = np.float64(n)
+    for i in range(SLOTS):
+        ideal[i] = ((i + 0.5) * nf) / 10.0
+        mis[i] = abs(rack[i] - ideal[i])
+    for k in range(2):
+        c = cards[k]
+        h = 1.0 if c > 0 else 0.0
+        o = 30 * k
+        tail[SLOTS - 1] = 0
+        for i in range(SLOTS - 2, -1, -1):
+            tail[i] = max(tail[i + 1], g[i + 1] if rack[i + 1] > c else 0)
+        head = 0
+        best_gain = _F32(-np.inf)
+        best_out = _F32(0.0)
+        for i in range(SLOTS):
+            lis = max(avoid[i], 1 + head + tail[i])
+            head = max(head, f[i] if rack[i] < c else 0)
             gain = _F32(((lis - base) / 10.0) * h)
             goes = _F32(1.0) if h > 0 and win[k, i] else _F32(0.0)
             out[o + i] = gain
             out[o + 10 + i] = goes
-            out[o + 20 + i] = _F32(((old - abs(c - ideal)) / nf) * h)
-            out[64 + 2 * k] = max(out[64 + 2 * k], gain)
-            out[65 + 2 * k] = max(out[65 + 2 * k], goes)
+            out[o + 20 + i] = _F32(((mis[i] - abs(c - ideal[i])) / nf) * h)
+            best_gain = max(best_gain, gain)
+            best_out = max(best_out, goes)
+        out[64 + 2 * k] = best_gain
+        out[65 + 2 * k] = best_out
     # the rack: LIS, longest run in adjacent slots, increasing prefix (R8), mean misfit
     run = 1
     longest = 1
@@ -143,8 +144,6 @@ def v1_row(rack, cards, n, min_run, out, tmp, f, g, mis, win):
         rising = rising and d > 0
         prefix += 1 if rising else 0
     # misfit, summed in numpy's pairwise order of 10 values
-    for i in range(SLOTS):
-        mis[i] = abs(rack[i] - ((i + 0.5) * nf) / 10.0)
     total = ((mis[0] + mis[1]) + (mis[2] + mis[3])) + ((mis[4] + mis[5]) + (mis[6] + mis[7]))
     total += mis[8]
     total += mis[9]
@@ -174,17 +173,15 @@ def features_rows(obs, L, plan, discard_weight, K, out):
     opp = np.empty(L[2], np.int64)
     in_discard = np.empty(n + 1, np.bool_)
     cards = np.empty(2, np.int64)
-    tmp = np.empty(SLOTS, np.int64)
-    f = np.empty(SLOTS, np.int64)
-    g = np.empty(SLOTS, np.int64)
-    mis = np.empty(SLOTS)
+    si = np.empty((5, SLOTS), np.int64)
+    sf = np.empty((2, SLOTS))
     wins2 = np.empty((2, SLOTS), np.bool_)
     order = np.empty(n, np.int64)
     for b in range(B):
         ph, hand, tp = decode_row(obs[b], L, rack[b], opp, in_discard)
         cards[0] = hand
         cards[1] = tp
-        v1_row(rack[b], cards, n, min_run, out[b], tmp, f, g, mis, wins2)
+        v1_row(rack[b], cards, n, min_run, out[b], si, sf, wins2)
         if plan:
             c = tp if ph == 0 else hand
             card[b] = c
@@ -195,7 +192,8 @@ def features_rows(obs, L, plan, discard_weight, K, out):
             w = outlook_cards_row(avail[b], n, vals[b], order)
             for q in range(K):
                 weight[b, q] = w
-            placement_wins_row(rack[b], c, min_run, tmp, win[b])
+            for s in range(SLOTS):  # the v1 block's placements of that card
+                win[b, s] = wins2[1 if ph == 0 else 0, s]
     return rack, card, avail, vals, weight, win, look_rows, phase, top
 
 

@@ -17,9 +17,8 @@ def lis_ends(r, L, start):
     best = 0
     for j in range(start, r.shape[0]):
         lj = 1
-        for i in range(j):
-            if r[i] < r[j] and L[i] + 1 > lj:
-                lj = L[i] + 1
+        for i in range(j):  # without a branch (mispredicted on real racks)
+            lj = max(lj, L[i] + 1 if r[i] < r[j] else 1)
         L[j] = lj
         best = max(best, lj)
     return best

@@ -78,11 +78,10 @@ def _zero_card(a, x, n):
 def availability_row(rack, opp, hand, in_discard, n, discard_weight, a):
     """``a (n + 2,)``: the weight of each card value being obtainable later (``plan.availability``)."""
     a[:] = 1.0
+    for v in range(in_discard.shape[0]):
+        a[v] = discard_weight if in_discard[v] else 1.0
     a[0] = 0.0
     a[n + 1] = 0.0
-    for v in range(in_discard.shape[0]):
-        if in_discard[v]:
-            a[v] = discard_weight
     for x in rack:
         _zero_card(a, x, n)
     for x in opp:
@@ -103,10 +102,9 @@ def outlook_cards_row(a, n, vals, order):
     ``⌊(q + ½)·count / K⌋``, as ``plan._outlook_cards``; ``order``: scratch of ``n``. Returns
     the row's weight (1.0, or 0.0 when nothing is unseen: then every value is ``n``)."""
     count = 0
-    for v in range(1, n + 1):
-        if a[v] == 1.0:
-            order[count] = v
-            count += 1
+    for v in range(1, n + 1):  # without a branch: whether a value is unseen is a coin flip
+        order[count] = v
+        count += 1 if a[v] == 1.0 else 0
     K = vals.shape[0]
     top = max(count - 1, 0)
     for q in range(K):
