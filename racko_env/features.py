@@ -1,10 +1,10 @@
 """Derived Rack-O features for learning agents: what a strong player computes from its own cards.
 
-:func:`derived_features` is a pure, batched function of a batch of *observations* (decoded
-with ``core.obs_view``): it never sees the game state, so it uses exactly the player's own
-information (docs/RULES.md "Information"). A learner appends these columns to the core's
-observation; an agent that loads a model trained with them recomputes them from its own
-observation the same way.
+:func:`derived_features` is a pure, batched function of a batch of *observations* (each row
+decoded as ``core.obs_view`` decodes it, in compiled code: ``racko_env.feature_kernels``): it
+never sees the game state, so it uses exactly the player's own information (docs/RULES.md
+"Information"). A learner appends these columns to the core's observation; an agent that
+loads a model trained with them recomputes them from its own observation the same way.
 
 Version 1 layout, ``num_features(version=1) = 68`` float32 columns, for the card
 ``c`` in hand (``hand``, place phases) and for the discard top (``disc``, the card the
