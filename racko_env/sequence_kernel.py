@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from racko_env.plan_kernels import placement_wins_row
+
 F32 = np.float32
 SLOTS = 10
 P = SLOTS + 2  # positions: sentinel 0, slots 1..10, sentinel 11
@@ -73,7 +75,7 @@ def _fill_given(n, m_hi, m_lo, vlo, gap, vhi, k, U, kh, s_hi, s_lo, row):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _pair(n, vi, ai, si, vj, aj, sj, ri, rj, k, R, U, kh, C, alive, lo):
+def _pair(n, vi, ai, si, vj, aj, sj, ri, rj, k, R, U, kh, C, alive):
     """The transitions of lanes ``q < n`` from kept value ``vi[q]`` to kept value ``vj[q]``
     with ``k`` free slots between, as the rows of ``C[:, q]`` (``alive[r]`` False: row r is
     unreachable in every lane and left unwritten):
@@ -86,7 +88,6 @@ def _pair(n, vi, ai, si, vj, aj, sj, ri, rj, k, R, U, kh, C, alive, lo):
 
     ``ri``/``rj`` False for the sentinels; ``ai``/``si`` (``aj``/``sj``) hold ``A``/``S`` at
     ``v + o`` for o = 1−R .. R (row ``o + R − 1``). A given card c costs S(c+1) − S(c).
-    ``lo`` (lanes): scratch.
     """
     z = R - 1
     _fill(n, aj[z], ai[z + 1], vi, 0, vj, k, U, kh, C[0])
@@ -195,7 +196,7 @@ def _fold_out(n, C, alive, Gl, R, Acc, Bc):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low):
+def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, Fm, Bc, low):
     """The transitions between every two positions (``CJ[j, i]``, ``AL[j, i]``: the pair ``i < j``),
     the forward (F) and backward (G) DP over them, and ``skip[p]``: the best plan keeping no
     card at slot p. ``H[j, i]``: the states at j entered from i (for ``skip``)."""
@@ -210,7 +211,7 @@ def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low):
             for q in range(n):
                 F[j, t, q] = INF
         for i in range(j):
-            _pair(n, Vt[i], RA[i], RS[i], Vt[j], RA[j], RS[j], i >= 1, j <= SLOTS, j - 1 - i, R, U, kh, CJ[j, i], AL[j, i], lo)
+            _pair(n, Vt[i], RA[i], RS[i], Vt[j], RA[j], RS[j], i >= 1, j <= SLOTS, j - 1 - i, R, U, kh, CJ[j, i], AL[j, i])
             Hji = H[j, i]
             for t in range(R):
                 for q in range(n):
@@ -242,17 +243,17 @@ def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, lo, Fm, Bc, val):
+def _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val):
     """``val[q]``: the best plan keeping the card ``xv[q]`` (lookups ``xa``/``xs``) at slot ``p``."""
     for t in range(R):
         for q in range(n):
             O[t, q] = INF
             I[t, q] = INF
     for j in range(p + 1, P):
-        _pair(n, xv, xa, xs, Vt[j], RA[j], RS[j], True, j <= SLOTS, j - p - 1, R, U, kh, C, alive, lo)
+        _pair(n, xv, xa, xs, Vt[j], RA[j], RS[j], True, j <= SLOTS, j - p - 1, R, U, kh, C, alive)
         _fold_out(n, C, alive, G[j], R, O, Bc)
     for i in range(p):
-        _pair(n, Vt[i], RA[i], RS[i], xv, xa, xs, i >= 1, True, p - 1 - i, R, U, kh, C, alive, lo)
+        _pair(n, Vt[i], RA[i], RS[i], xv, xa, xs, i >= 1, True, p - 1 - i, R, U, kh, C, alive)
         _fold_in(n, F[i], C, alive, R, I, Fm)
     for q in range(n):
         val[q] = INF
@@ -261,31 +262,12 @@ def _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, lo, F
             val[q] = _mn(val[q], F32(I[t, q] + O[t, q]))
 
 
-@njit(cache=True, error_model="numpy")
-def _goes_out_anywhere(Vb, x, min_run):
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _goes_out_anywhere(Vb, x, min_run, tmp, win):
     """R7: putting card ``x`` into some slot makes the rack (``Vb[1:11]``) go out."""
-    bad = 0
-    for q in range(1, SLOTS):
-        if Vb[q] >= Vb[q + 1]:
-            bad += 1
-    for p in range(1, SLOTS + 1):
-        left = 1 if (p > 1 and Vb[p - 1] >= Vb[p]) else 0
-        right = 1 if (p < SLOTS and Vb[p] >= Vb[p + 1]) else 0
-        if bad - left - right > 0:
-            continue
-        if (p > 1 and Vb[p - 1] >= x) or (p < SLOTS and x >= Vb[p + 1]):
-            continue
-        if min_run <= 1:
-            return True
-        run = 1
-        longest = 1
-        prev = Vb[1] if p != 1 else x
-        for q in range(2, SLOTS + 1):
-            cur = Vb[q] if q != p else x
-            run = run + 1 if cur - prev == 1 else 1
-            longest = max(longest, run)
-            prev = cur
-        if longest >= min_run:
+    placement_wins_row(Vb[1:P - 1], x, min_run, tmp, win)
+    for s in range(SLOTS):
+        if win[s]:
             return True
     return False
 
@@ -305,7 +287,7 @@ def _card_lookups(n, rows, cards, col, fa, fs, rowbase, R, xv, xa, xs):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS, Ub, CJ, AL, H,
-           F, G, skip, xv, xa, xs, C, alive, I, O, lo, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx):
+           F, G, skip, xv, xa, xs, C, alive, I, O, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx, tmp, win):
     """Plans the rows ``rows[:n]`` of the batch: costs of the cards ``X``, and the outlook of
     the cards ``Y`` if ``look_block``."""
     done = R - 1
@@ -319,13 +301,13 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
             for o in range(2 * R):
                 RA[i, o, q] = fa[base + o]
                 RS[i, o, q] = fs[base + o]
-    _rack_dp(n, Vt, RA, RS, R, Ub, kh, CJ, AL, H, F, G, skip, lo, Fm, Bc, low)
+    _rack_dp(n, Vt, RA, RS, R, Ub, kh, CJ, AL, H, F, G, skip, Fm, Bc, low)
     for kx in range(X.shape[1]):
         _card_lookups(n, rows, X, kx, fa, fs, rowbase, R, xv, xa, xs)
         for q in range(n):
             out[rows[q], kx, 0] = F[P - 1, done, q]
         for p in range(1, SLOTS + 1):
-            _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, lo, Fm, Bc, val)
+            _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val)
             for q in range(n):
                 out[rows[q], kx, p] = _mn(skip[p, q], val[q])
     if not look_block:
@@ -342,12 +324,12 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
             for q in range(n):
                 low[q] = start[q]
             for p in range(1, SLOTS + 1):
-                _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, lo, Fm, Bc, val)
+                _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val)
                 for q in range(n):
                     low[q] = _mn(low[q], val[q])
             for q in range(n):
                 b = rows[q]
-                look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run) else _mn(low[q], INF)
+                look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run, tmp, win) else _mn(low[q], INF)
         return
     W = xv.shape[0]
     for c0 in range(0, n * L, W):  # few rows: lanes over (row, card), each with a copy of its rack's tables
@@ -372,13 +354,13 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
                     Fx[i, t, g] = F[i, t, q]
                     Gx[i, t, g] = G[i, t, q]
         for p in range(1, SLOTS + 1):
-            _through(m, p, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, lo, Fm, Bc, val)
+            _through(m, p, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, Fm, Bc, val)
             for g in range(m):
                 low[g] = _mn(low[g], val[g])
         for g in range(m):
             q, ky = (c0 + g) // L, (c0 + g) % L
             b = rows[q]
-            look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run) else _mn(low[g], INF)
+            look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run, tmp, win) else _mn(low[g], INF)
 
 
 @njit(cache=True, error_model="numpy")
@@ -429,7 +411,6 @@ def sequence_kernel(V, X, Y, ny, fa, fs, rowbase, U, kh, R, min_run, out, look):
     alive = np.zeros(NC, dtype=np.bool_)
     I = np.empty((R, W), dtype=np.float32)
     O = np.empty((R, W), dtype=np.float32)
-    lo = np.empty(W, dtype=np.int64)
     Fm = np.empty(W, dtype=np.float32)
     Bc = np.empty(W, dtype=np.float32)
     low = np.empty(W, dtype=np.float32)
@@ -441,8 +422,10 @@ def sequence_kernel(V, X, Y, ny, fa, fs, rowbase, U, kh, R, min_run, out, look):
     Ux = np.empty(W, dtype=np.float32)
     Fx = np.empty((P, R, W), dtype=np.float32)
     Gx = np.empty((P, R, W), dtype=np.float32)
+    tmp = np.empty(SLOTS, dtype=np.int64)  # a placement's rack (R7)
+    win = np.empty(SLOTS, dtype=np.bool_)
     for s0, s1, look_block in ((0, nl, True), (nl, nr, False)):
         for a in range(s0, s1, Wr):
             n = min(Wr, s1 - a)
             _block(n, order[a:a + n], look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS,
-                   Ub, CJ, AL, H, F, G, skip, xv, xa, xs, C, alive, I, O, lo, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx)
+                   Ub, CJ, AL, H, F, G, skip, xv, xa, xs, C, alive, I, O, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx, tmp, win)
