@@ -151,21 +151,16 @@ class _CardTables:
     """
 
     def __init__(self, avail: np.ndarray, specific_factor: float) -> None:
+        from racko_env.sequence_kernel import card_tables  # numba: loaded on first use, not at import
+
         B, n2 = avail.shape
         self.U = avail.sum(axis=1).astype(F32)
         width = n2 + 2 * PAD + 1
-        cum_a = np.zeros((B, width))
-        cum_s = np.zeros((B, width))
-        spec = np.where(avail > 0, specific_factor * self.U[:, None] / np.maximum(avail, 1e-9), BIG)
-        spec[:, 0] = BIG
-        spec[:, n2 - 1] = BIG
-        # column PAD + 1 + x holds Σ_{c ≤ x}; below card 0 it is 0, above N+1 it stays flat
-        cum_a[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(avail, axis=1)
-        cum_a[:, PAD + 1 + n2 :] = cum_a[:, PAD + n2 : PAD + 1 + n2]
-        cum_s[:, PAD + 1 : PAD + 1 + n2] = np.cumsum(spec, axis=1)
-        cum_s[:, PAD + 1 + n2 :] = cum_s[:, PAD + n2 : PAD + 1 + n2]
-        self.flat_a = cum_a.astype(F32).ravel()
-        self.flat_s = cum_s.ravel()  # float64: differences of sums of BIGs stay exact
+        # U · factor in numpy's own promotion (float32 for a Python factor), as the waiting costs use it
+        sf_u = np.asarray(specific_factor * self.U, dtype=np.float64)
+        self.flat_a = np.empty(B * width, dtype=F32)  # column PAD + 1 + x of a row holds Σ_{c ≤ x}
+        self.flat_s = np.empty(B * width)  # float64: differences of sums of BIGs stay exact
+        card_tables(np.ascontiguousarray(avail, dtype=np.float64), sf_u, PAD, BIG, self.flat_a, self.flat_s)
         self.rowbase = np.arange(B, dtype=np.int64) * width + PAD  # column of A(v) is rowbase + v
 
 

@@ -272,6 +272,32 @@ def _goes_out_anywhere(Vb, x, min_run, tmp, win):
     return False
 
 
+@njit(cache=True, error_model="numpy")
+def card_tables(avail, sf_u, pad, big, flat_a, flat_s):
+    """The cumulative tables of ``plan._CardTables``, row by row: ``flat_a`` (float32) holds
+    A, ``flat_s`` (float64) S, each row ``n + 2 + 2·pad + 1`` wide, 0 below card 0 and flat
+    above N+1. A card's waiting cost is ``sf_u[b] / max(avail, 1e-9)`` if it is obtainable,
+    else ``big`` (always for 0 and N+1); sums in order, as ``np.cumsum``."""
+    B, n2 = avail.shape
+    width = n2 + 2 * pad + 1
+    for b in range(B):
+        row = b * width
+        for c in range(pad + 1):
+            flat_a[row + c] = F32(0.0)
+            flat_s[row + c] = 0.0
+        acc_a = 0.0
+        acc_s = 0.0
+        for x in range(n2):
+            a = avail[b, x]
+            acc_a += a
+            acc_s += sf_u[b] / max(a, 1e-9) if (a > 0 and 0 < x < n2 - 1) else big
+            flat_a[row + pad + 1 + x] = F32(acc_a)
+            flat_s[row + pad + 1 + x] = acc_s
+        for c in range(pad + 1 + n2, width):
+            flat_a[row + c] = F32(acc_a)
+            flat_s[row + c] = acc_s
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _card_lookups(n, rows, cards, col, fa, fs, rowbase, R, xv, xa, xs):
     """``xv[q] = cards[rows[q], col]`` and its lookups, as ``_gather`` makes them for the rack."""
