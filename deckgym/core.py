@@ -239,6 +239,17 @@ def check_out(out: Any, b: int, obs_size: int) -> None:
         raise ValueError(f"out must be a C-contiguous ({b}, {obs_size}) float32 array, got {got}")
 
 
+def obs_rows(core: Any, obs: Any) -> np.ndarray:
+    """``obs`` as a C-contiguous float32 ``(B, obs_size)`` batch (one row if 1-D), for compiled
+    code that reads observation rows; a clear error otherwise, as ``core.obs_view`` gives."""
+    obs = np.asarray(obs, dtype=np.float32)
+    if obs.ndim == 1:
+        obs = obs[None]
+    if obs.ndim != 2 or obs.shape[1] != core.obs_size:
+        raise ValueError(f"observations must have shape (B, {core.obs_size}), got {obs.shape}")
+    return np.ascontiguousarray(obs)
+
+
 def check_game_index(b: Any, batch: int) -> int:
     """A game index (``state_dict``'s ``b``) in ``[0, B)``."""
     if not _is_int(b) or not 0 <= b < batch:

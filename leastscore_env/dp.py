@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import best_legal
+from deckgym.core import best_legal, obs_rows
 from leastscore_env import plan as pl
 
 NUM_RANKS = pl.NUM_RANKS
@@ -347,7 +347,7 @@ def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float 
                    tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
     pass decodes and plans each row (``obs_kernels.dp_actions_rows``)."""
-    from leastscore_env.obs_kernels import dp_actions_rows, layout, mask_rows, obs_rows  # numba: loaded on first use
+    from leastscore_env.obs_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])

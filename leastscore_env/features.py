@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.core import obs_rows
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
 from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
@@ -101,7 +102,7 @@ def legal_discards(core: Any, hand: np.ndarray) -> np.ndarray:
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
     """``(B, num_features)`` float32 features of observations ``(B, obs_size)`` (layout in the
     module doc), one compiled pass per batch (``obs_kernels.features_rows``)."""
-    from leastscore_env.obs_kernels import features_rows, layout, obs_rows  # numba: loaded on first use
+    from leastscore_env.obs_kernels import features_rows, layout  # numba: loaded on first use
 
     _check_version(version)
     obs = obs_rows(core, obs)

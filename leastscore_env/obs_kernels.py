@@ -29,17 +29,6 @@ _NIBBLE_BITS = np.array([bin(i).count("1") for i in range(16)], dtype=np.int64)
 _ALL_CARDS = (1 << NUM_CARDS) - 1
 
 
-def obs_rows(core, obs) -> np.ndarray:
-    """``obs`` as a C-contiguous float32 ``(B, obs_size)`` batch (one row if 1-D); a clear
-    error otherwise, as ``core.obs_view`` gives."""
-    obs = np.asarray(obs, dtype=np.float32)
-    if obs.ndim == 1:
-        obs = obs[None]
-    if obs.ndim != 2 or obs.shape[1] != core.obs_size:
-        raise ValueError(f"observations must have shape (B, {core.obs_size}), got {obs.shape}")
-    return np.ascontiguousarray(obs)
-
-
 def mask_rows(masks, b: int) -> np.ndarray:
     """``masks`` as a C-contiguous bool ``(b, 38)`` array; a clear error otherwise."""
     m = np.ascontiguousarray(masks, dtype=bool)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from deckgym.core import best_legal
+from deckgym.core import best_legal, obs_rows
 from leastscore_env.cards import NUM_CARDS, RANK_NAMES
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.core import HAND_MAX as HAND_SLOTS
@@ -293,7 +293,7 @@ def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma
                          sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`counting_actions` straight from ``core``'s observations ``(B, obs_size)``: one
     compiled pass decodes and plans each row (``obs_kernels.counting_actions_rows``)."""
-    from leastscore_env.obs_kernels import counting_actions_rows, layout, mask_rows, obs_rows  # numba: on first use
+    from leastscore_env.obs_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from deckgym.kernels import pairwise_sum
+
 NUM_RANKS = 13
 HAND_SLOTS = 5
 MAX_SUM = 50  # the largest hand total
@@ -26,33 +28,6 @@ NUM_DISCARDS, DECLARE, DRAW_DECK, FLOOR0, NUM_ACTIONS = 31, 31, 32, 33, 38  # th
 #: the arrays of a decoded batch, in the order of the tuple ``D``
 DECODED = ("hand", "hand_val", "hand_sum", "hand_counts", "floor", "floor_ok", "floor_val", "pool_rank_p",
            "pool_val_p", "opp_known_sum", "opp_known_count", "opp_size", "opp_alive", "turn")
-
-
-@njit(cache=True, inline="always")
-def pairwise_sum(a, n):
-    """``a[:n].sum()`` exactly as numpy sums a contiguous row of up to 128 values."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
 
 
 @njit(cache=True, inline="always")
@@ -181,7 +156,7 @@ def outlook_row(b, D, rounds, exp_tab, tie_wins, penalty, S):
         if not (ready >> u) & 1:
             for v in range(11):
                 p[v] = val_p[b, v] * exp_tab[r, u, v]
-            den = max(pairwise_sum(p, 11), 1e-12)
+            den = max(pairwise_sum(p, 0, 11), 1e-12)
             for v in range(11):
                 p[v] = p[v] / den
             sum_pmf(p, u, pmfs[u], new)
@@ -193,7 +168,7 @@ def outlook_row(b, D, rounds, exp_tab, tie_wins, penalty, S):
     for t in range(W):
         fail = 1.0 if (t < my if tie_wins else t <= my) else 0.0
         term[t] = ((surv[t] - surv[t + 1]) * fail) * ((penalty + my) - t)
-    points = max(pairwise_sum(term, W), 0.0)
+    points = max(pairwise_sum(term, 0, W), 0.0)
     success = min(max(surv[min(max(my + (0 if tie_wins else 1), 0), W)], 0.0), 1.0)
     return success, points
 
@@ -221,7 +196,7 @@ def best_discard_then_draw(x, add, odds, size, kept, out):
     for h in range(H):
         for r in range(NUM_RANKS):
             prod[r] = x[max(add[h, r], 0)] * odds[h, r]
-        w[h] = pairwise_sum(prod, NUM_RANKS) if size[h] < HAND_SLOTS else -np.inf
+        w[h] = pairwise_sum(prod, 0, NUM_RANKS) if size[h] < HAND_SLOTS else -np.inf
     for h in range(H):
         best = -np.inf
         for g in range(kept.shape[1]):
@@ -273,7 +248,7 @@ def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, c
                 nx = add[h, r]
                 xv[r] = X[base + nx] if nx >= 0 else 0.0
                 prod[r] = xv[r] * rank_p[b, r]
-            deck = pairwise_sum(prod, NUM_RANKS)
+            deck = pairwise_sum(prod, 0, NUM_RANKS)
             if draw:
                 if m[DRAW_DECK]:
                     values[b, DRAW_DECK] = deck
@@ -362,7 +337,7 @@ def below_row(b, D, tilt, my_total, strict, probs, S):
     p, new, pmfs = S[2], S[4], S[7]
     for v in range(11):
         p[v] = val_p[b, v] * tilt[v]
-    den = max(pairwise_sum(p, 11), 1e-12)
+    den = max(pairwise_sum(p, 0, 11), 1e-12)
     for v in range(11):
         p[v] = p[v] / den
     ready = 0  # bit u: pmfs[u] holds the distribution of u unknown cards
@@ -418,7 +393,7 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
         for r in range(NUM_RANKS):
             prod[r] = _potential_plus(cn, r, present, pairs, fours, total + rank_value[r], gamma, refill, single,
                                       best) * rank_p[b, r]
-        deck = pairwise_sum(prod, NUM_RANKS)
+        deck = pairwise_sum(prod, 0, NUM_RANKS)
         low = np.inf
         for f in range(nf):
             v = np.inf

@@ -35,17 +35,6 @@ def layout(core) -> np.ndarray:
                      o["discard_top"], o["in_discard"], int(core.rules.min_run_to_win)], dtype=np.int64)
 
 
-def obs_rows(core, obs) -> np.ndarray:
-    """``obs`` as a C-contiguous float32 ``(B, obs_size)`` batch (one row if 1-D); the error of
-    ``core.obs_view`` otherwise."""
-    obs = np.asarray(obs, dtype=np.float32)
-    if obs.ndim == 1:
-        obs = obs[None]
-    if obs.ndim != 2 or obs.shape[1] != core.obs_size:
-        raise ValueError(f"observations must have shape (B, {core.obs_size}), got {obs.shape}")
-    return np.ascontiguousarray(obs)
-
-
 @njit(cache=True, inline="always")
 def _card(x, n32):
     # as obs_view: rint(float32 * N) in float32, then to int; a card outside 0..N (or NaN) would

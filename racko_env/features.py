@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.core import obs_rows
 from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, plan_costs, plan_with_outlook, bonus_active, sequence_plan
 
 FEATURES_VERSION = 3
@@ -117,7 +118,7 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
     Straight from the observation rows, compiled (``racko_env.feature_kernels``): one pass
     writes the version-1 block and gathers the planner's inputs, the planner's DP runs
     (``plan.plan_costs``), a second pass writes the planner block."""
-    from racko_env.feature_kernels import features_rows, layout, obs_rows  # numba: loaded on first use
+    from racko_env.feature_kernels import features_rows, layout  # numba: loaded on first use
 
     _check_version(version)
     obs = obs_rows(core, obs)

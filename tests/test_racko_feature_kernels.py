@@ -140,7 +140,7 @@ def test_the_planner_takes_no_rows_and_rejects_mismatched_shapes():
 
 
 def test_pairwise_sum_is_numpys_sum():
-    from racko_env.plan_kernels import pairwise_sum
+    from deckgym.kernels import pairwise_sum
 
     rng = np.random.default_rng(0)
     for n in [*range(0, 40), 127, 128, 129, 200, 256, 300, 1000, 3001]:
