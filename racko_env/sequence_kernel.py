@@ -46,18 +46,23 @@ def _mn(a, b):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _fill_cost(m, lo, hi, khk, kf, u):
+    """Filling ``k`` free slots between values ``lo < hi`` with obtainable weight ``m`` costs
+    ``u · kh[k] / m`` (``khk = kh[k]``; BIG if the values do not increase or ``m − k + ½ ≤ 0``,
+    tested as ``m > kf = k − ½`` in float32: the same, exactly)."""
+    mm = m if m > EPS else EPS
+    c = F32(u * F32(khk / mm))
+    return c if ((lo < hi) & (m > kf)) else BIG
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _fill(n, m_hi, m_lo, vlo, gap, vhi, k, U, kh, row):
-    """``row[q]``: filling ``k`` free slots between values ``vlo[q] + gap < vhi[q]`` with obtainable
-    weight ``m = m_hi − m_lo`` costs ``U · kh[k] / m`` (BIG if the values do not increase or
-    ``m − k + ½ ≤ 0``, tested as ``m > k − ½`` in float32: the same, exactly)."""
+    """``row[q]``: the cost of filling the ``k`` free slots between ``vlo[q] + gap`` and
+    ``vhi[q]`` with obtainable weight ``m_hi[q] − m_lo[q]`` (:func:`_fill_cost`)."""
     khk = kh[k]
     kf = F32(k - 0.5)
     for q in range(n):
-        m = F32(m_hi[q] - m_lo[q])
-        mm = m if m > EPS else EPS
-        c = F32(U[q] * F32(khk / mm))
-        ok = (vlo[q] + gap < vhi[q]) & (m > kf)
-        row[q] = c if ok else BIG
+        row[q] = _fill_cost(F32(m_hi[q] - m_lo[q]), vlo[q] + gap, vhi[q], khk, kf, U[q])
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -66,12 +71,7 @@ def _fill_given(n, m_hi, m_lo, vlo, gap, vhi, k, U, kh, s_hi, s_lo, row):
     khk = kh[k]
     kf = F32(k - 0.5)
     for q in range(n):
-        m = F32(m_hi[q] - m_lo[q])
-        mm = m if m > EPS else EPS
-        c = F32(U[q] * F32(khk / mm))
-        ok = (vlo[q] + gap < vhi[q]) & (m > kf)
-        c = c if ok else BIG
-        row[q] = F32(c + F32(s_hi[q] - s_lo[q]))
+        row[q] = F32(_fill_cost(F32(m_hi[q] - m_lo[q]), vlo[q] + gap, vhi[q], khk, kf, U[q]) + F32(s_hi[q] - s_lo[q]))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
