@@ -228,7 +228,7 @@ def sequence_costs(
     The DP runs forward and backward once over the unchanged rack: a candidate differs
     from it in one slot only, so its best plan either skips that slot or keeps the new
     card there (forward part up to the slot, backward part after it). It is compiled
-    (``racko_env.sequence_kernel``), one pass per row.
+    (``racko_env.sequence_kernel``), the rows of a batch as its SIMD lanes.
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(rack, dtype=np.int64)
