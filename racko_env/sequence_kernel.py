@@ -298,17 +298,31 @@ def card_tables(avail, sf_u, pad, big, flat_a, flat_s):
             flat_s[row + c] = acc_s
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _lookup(fa, fs, row_base, v, R, A, S, q):
+    """Lane ``q`` of value ``v``'s lookups: ``A[o, q] = A(v + o − R + 1)``, ``S`` likewise, o < 2R."""
+    base = row_base + v - (R - 1)
+    for o in range(2 * R):
+        A[o, q] = fa[base + o]
+        S[o, q] = fs[base + o]
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _card_lookups(n, rows, cards, col, fa, fs, rowbase, R, xv, xa, xs):
-    """``xv[q] = cards[rows[q], col]`` and its lookups, as ``_gather`` makes them for the rack."""
+    """``xv[q] = cards[rows[q], col]`` and its lookups, lanes over the rows."""
     for q in range(n):
         b = rows[q]
-        x = cards[b, col]
-        xv[q] = x
-        base = rowbase[b] + x - (R - 1)
-        for o in range(2 * R):
-            xa[o, q] = fa[base + o]
-            xs[o, q] = fs[base + o]
+        xv[q] = cards[b, col]
+        _lookup(fa, fs, rowbase[b], xv[q], R, xa, xs, q)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _best_plays(n, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val, low):
+    """``low[q] = min(low[q], the best plan keeping the card xv[q] at some slot)``."""
+    for p in range(1, SLOTS + 1):
+        _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val)
+        for q in range(n):
+            low[q] = _mn(low[q], val[q])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -321,12 +335,8 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
         b = rows[q]
         Ub[q] = U[b]
         for i in range(P):
-            v = V[b, i]
-            Vt[i, q] = v
-            base = rowbase[b] + v - (R - 1)
-            for o in range(2 * R):
-                RA[i, o, q] = fa[base + o]
-                RS[i, o, q] = fs[base + o]
+            Vt[i, q] = V[b, i]
+            _lookup(fa, fs, rowbase[b], V[b, i], R, RA[i], RS[i], q)
     _rack_dp(n, Vt, RA, RS, R, Ub, kh, CJ, AL, H, F, G, skip, Fm, Bc, low)
     for kx in range(X.shape[1]):
         _card_lookups(n, rows, X, kx, fa, fs, rowbase, R, xv, xa, xs)
@@ -349,10 +359,7 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
             _card_lookups(n, rows, Y, ky, fa, fs, rowbase, R, xv, xa, xs)
             for q in range(n):
                 low[q] = start[q]
-            for p in range(1, SLOTS + 1):
-                _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val)
-                for q in range(n):
-                    low[q] = _mn(low[q], val[q])
+            _best_plays(n, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val, low)
             for q in range(n):
                 b = rows[q]
                 look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run, tmp, win) else _mn(low[q], INF)
@@ -365,12 +372,8 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
             b = rows[q]
             Ux[g] = Ub[q]
             low[g] = start[q]
-            x = Y[b, ky]
-            xv[g] = x
-            base = rowbase[b] + x - (R - 1)
-            for o in range(2 * R):
-                xa[o, g] = fa[base + o]
-                xs[o, g] = fs[base + o]
+            xv[g] = Y[b, ky]
+            _lookup(fa, fs, rowbase[b], xv[g], R, xa, xs, g)
             for i in range(P):
                 Vx[i, g] = Vt[i, q]
                 for o in range(2 * R):
@@ -379,10 +382,7 @@ def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out
                 for t in range(R):
                     Fx[i, t, g] = F[i, t, q]
                     Gx[i, t, g] = G[i, t, q]
-        for p in range(1, SLOTS + 1):
-            _through(m, p, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, Fm, Bc, val)
-            for g in range(m):
-                low[g] = _mn(low[g], val[g])
+        _best_plays(m, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, Fm, Bc, val, low)
         for g in range(m):
             q, ky = (c0 + g) // L, (c0 + g) % L
             b = rows[q]
