@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from racko_env.lis_kernel import lis_ends
-from racko_env.plan_kernels import availability_row, best_placement_row, outlook_cards_row, placement_wins_row
+from racko_env.plan_kernels import availability_row, choices_row, outlook_cards_row, placement_wins_row
 
 SLOTS = 10
 NUM_FEATURES_V1 = 68
@@ -198,15 +198,15 @@ def plan_columns(cost, win, look, look_rows, phase, top, take_margin, outlook, o
         for s in range(SLOTS):
             out[b, o + s] = -1.0 if win[b, s] else min(max((cost[b, 1 + s] - keep) / 20.0, -1.0), 1.0)
         out[b, o + 10] = min(max(keep / 50.0, 0.0), 1.0)
-        slot, place = best_placement_row(cost[b], win[b], none)
-        take = place < keep - take_margin and top[b] > 0
+        take, slot, place, drop = choices_row(cost[b], win[b], take_margin, none)
+        take = take and top[b] > 0
         if outlook and look_rows[b]:
             take = place < look[b]
             out[b, o + 11] = min(max(look[b] / 50.0, 0.0), 1.0)
             out[b, o + 12] = min(max((look[b] - place) / 20.0, -1.0), 1.0)
         if phase[b] == 0:
             action = 1 if take else 0
-        elif phase[b] == 2 and keep <= place:
+        elif phase[b] == 2 and drop:
             action = 12
         else:
             action = 2 + slot

@@ -178,15 +178,19 @@ def best_placement_rows(cost, win, out):
         out[b] = best_placement_row(cost[b], win[b], none)[1]
 
 
+@njit(cache=True, inline="always")
+def choices_row(cost, win, take_margin, noise):
+    """``plan.plan_choices`` of one row: (take, slot, its cost, drop). The cheapest slot; take
+    when it beats keeping the rack by more than ``take_margin``; drop a drawn card when no
+    slot beats keeping. ``noise`` (11,) is added to the costs if it is not empty."""
+    s, place = best_placement_row(cost, win, noise)
+    keep = cost[0] + noise[0] if noise.shape[0] else cost[0]
+    return place < keep - take_margin, s, place, keep <= place
+
+
 @njit(cache=True)
 def plan_choices_rows(cost, win, take_margin, noise, take, slot, drop):
-    """``plan.plan_choices``: the cheapest slot, take when it beats keeping the rack by more than
-    ``take_margin``, drop a drawn card when no slot beats keeping (``noise``: (B, 11) or (0, 0))."""
+    """:func:`choices_row` of every row (``noise``: (B, 11) or (0, 0))."""
     none = np.empty(0)
     for b in range(cost.shape[0]):
-        nz = noise[b] if noise.shape[0] else none
-        s, place = best_placement_row(cost[b], win[b], nz)
-        keep = cost[b, 0] + nz[0] if noise.shape[0] else cost[b, 0]
-        slot[b] = s
-        take[b] = place < keep - take_margin
-        drop[b] = keep <= place
+        take[b], slot[b], _, drop[b] = choices_row(cost[b], win[b], take_margin, noise[b] if noise.shape[0] else none)
