@@ -78,7 +78,7 @@ def v1_row(rack, cards, n, min_run, out, si, sf, win):
     maximum over the slots each, so the 20 placements cost no LIS each."""
     tmp, f, g, tail, avoid = si[0], si[1], si[2], si[3], si[4]
     mis, ideal = sf[0], sf[1]
-    base = lis_ends(rack, f, 0)
+    base = lis_ends(rack, f)
     for k in range(SLOTS - 1, -1, -1):
         gk = 1
         for m in range(k + 1, SLOTS):

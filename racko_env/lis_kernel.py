@@ -10,12 +10,11 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
-def lis_ends(r, L, start):
-    """``L[j]`` for ``j >= start``: the longest strictly increasing subsequence of ``r`` ending
-    at ``r[j]`` (``L[:start]`` already holds it: a rack changed from slot ``start`` on keeps
-    them). Returns the longest of ``L[start:]`` (0 if none)."""
+def lis_ends(r, L):
+    """``L[j]``: the longest strictly increasing subsequence of ``r`` ending at ``r[j]``.
+    Returns the longest of them (0 for an empty ``r``)."""
     best = 0
-    for j in range(start, r.shape[0]):
+    for j in range(r.shape[0]):
         lj = 1
         for i in range(j):  # without a branch (mispredicted on real racks)
             lj = max(lj, L[i] + 1 if r[i] < r[j] else 1)
@@ -29,4 +28,4 @@ def lis_rows(r, out):
     """``out[b]`` = length of the longest strictly increasing subsequence of row ``r[b]`` (int16)."""
     L = np.empty(r.shape[1], dtype=np.int16)
     for b in range(r.shape[0]):
-        out[b] = lis_ends(r[b], L, 0)
+        out[b] = lis_ends(r[b], L)

@@ -141,7 +141,7 @@ def outlook_mean_rows(total, weight, out):
 
 @njit(cache=True)
 def finish_outlook(out, best, weight, rows):
-    """``plan._plan_costs``' result from the DP's: ``(min(out[:, 0], INF), outlook)``, the
+    """``plan.plan_costs``' result from the DP's: ``(min(out[:, 0], INF), outlook)``, the
     outlook being the mean of ``best`` on ``rows`` (0 elsewhere)."""
     B, S = out.shape[0], out.shape[2]
     cost = np.empty((B, S))
