@@ -23,14 +23,14 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p $(OUT)
-	$(BIN)/python -m training.demo --games $(DEMO_GAMES) --out $(OUT)
+	$(BIN)/python -m evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(BIN)/python -m training.bench racko --json $(OUT)/bench_racko.json
-	$(BIN)/python -m training.bench leastscore --json $(OUT)/bench_leastscore.json
+	$(BIN)/python -m benchmarks.bench racko --json $(OUT)/bench_racko.json
+	$(BIN)/python -m benchmarks.bench leastscore --json $(OUT)/bench_leastscore.json
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

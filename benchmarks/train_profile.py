@@ -4,7 +4,7 @@
 
 Wraps the functions below in CPU-time timers (a callee's time is taken out of its
 caller's; CPU time, as the machine may be shared) and
-trains the same MaskablePPO as ``training.train_bench`` (``deckgym train``'s sizes) for a
+trains the same MaskablePPO as ``benchmarks.train_bench`` (``deckgym train``'s sizes) for a
 few rollouts after a warm-up one. The parts:
 
 - ``features: planner kernel`` (Rack-O: ``racko_env.plan._run_kernel``, the compiled DP) and
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.train import build_parser
+    from training.args import build_parser
 
     train = build_parser().parse_args(["racko"])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

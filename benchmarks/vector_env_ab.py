@@ -9,7 +9,7 @@ the ratio is what the vector env's own loop changed. Both envs play the same see
 - environment only: random legal actions through ``_play`` (what ``CoreVecEnv.step`` runs),
   learner decisions per CPU second, short chunks alternating;
 - ``--train``: MaskablePPO end to end on ``CoreVecEnv`` (the same network and settings as
-  ``training.train_bench``), one rollout and its update at a time, alternating.
+  ``benchmarks.train_bench``), one rollout and its update at a time, alternating.
 
 Medians of the paired after/before ratios are printed (one per round): the machine is
 shared, and only figures measured side by side are compared.

@@ -25,8 +25,8 @@ def _rules_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from training.arena import evaluate, save_chart, save_json
-    from training.checks import check_output_file, check_range
+    from evaluation.arena import evaluate, save_chart, save_json
+    from deckgym.checks import check_output_file, check_range
 
     check_output_file(args.json, "--json")  # before the evaluation, not after it
     check_output_file(args.chart, "--chart")
@@ -35,7 +35,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     players = args.players or max(len(args.agents), 2)
     if args.ray:  # the bar counts finished chunks (Ray tasks)
-        from training.arena import chunk_bounds
+        from evaluation.arena import chunk_bounds
 
         bar = _progress_bar(len(chunk_bounds(args.games, players)), "chunks", args.quiet)
         progress = (lambda games: bar(1)) if bar else None
@@ -63,8 +63,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from training import bench
-    from training.checks import check_output_file
+    from benchmarks import bench
+    from deckgym.checks import check_output_file
 
     game_entry(args.game)
     check_output_file(args.json, "--json")
@@ -103,7 +103,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from training.play import play
+    from evaluation.play import play
 
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
          rules_kwargs=_rules_kwargs(args), match=args.match)
@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
-    from training.train import build_parser as _train_parser
+    from training.args import build_parser as _train_parser
 
     _train_parser(p)
     p.set_defaults(func=cmd_train)

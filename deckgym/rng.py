@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["make_keys", "random_u64", "random_below", "shuffled", "permutation_keys"]
+__all__ = ["make_keys", "random_u64", "random_below", "shuffled", "permutation_keys", "seed_of"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -69,3 +69,9 @@ def permutation_keys(keys: np.ndarray, counters: np.ndarray, n: int) -> np.ndarr
 def shuffled(keys: np.ndarray, counters: np.ndarray, n: int) -> np.ndarray:
     """``(B, n)`` int64: a uniform random permutation of ``0..n-1`` per game."""
     return np.argsort(permutation_keys(keys, counters, n), axis=1, kind="stable")
+
+
+def seed_of(*parts: int) -> int:
+    """A 32-bit seed derived from integers (a run seed, a chunk, a seat, ...): the one way deckgym
+    seeds an agent or a sub-stream from several numbers, so equal parts give equal seeds everywhere."""
+    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])

@@ -60,14 +60,11 @@ from gymnasium.vector.utils import batch_space
 from deckgym.core import check_core_options
 from deckgym.playout import play_out
 from deckgym.registration import game as game_entry
+from deckgym.rng import seed_of
 
 __all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights"]
 
 DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
-
-
-def _seed_of(*parts: int) -> int:
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
 
 
 def _is_int(x: Any) -> bool:
@@ -226,7 +223,7 @@ class DeckGymVectorEnv(VectorEnv):
         if isinstance(opponent, str):
             from agents.registry import make_agent  # agents sit above deckgym: resolved only when asked
 
-            agent = make_agent(opponent, self.core, seed=_seed_of(self._seed, 7919, k), game=self.game)
+            agent = make_agent(opponent, self.core, seed=seed_of(self._seed, 7919, k), game=self.game)
             label = opponent
         elif callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "seed", None)):
             agent = opponent
@@ -337,9 +334,9 @@ class DeckGymVectorEnv(VectorEnv):
         B = self.num_envs
         self._seed = seed
         self._fixed_seat = seat
-        self.rng = np.random.default_rng(_seed_of(seed, 1))
+        self.rng = np.random.default_rng(seed_of(seed, 1))
         for k, agent in enumerate(self.opponents):
-            agent.seed(_seed_of(seed, 7919, k))
+            agent.seed(seed_of(seed, 7919, k))
         self.state = self.core.init(B, seed, game_ids=np.arange(B))
         self.finished_state = None
         self.learner_seat = np.zeros(B, np.int64)

@@ -23,7 +23,7 @@ from agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE
-from training.arena import wilson_interval
+from evaluation.ratings import wilson_interval
 
 
 def run(spec: str, games: int, seed: int, oracle: bool, players: int = 4) -> dict[str, float]:

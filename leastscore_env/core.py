@@ -44,7 +44,6 @@ __all__ = [
     "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
     "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD", "PAD_WORD", "words_of",
 ]
-_words_of = words_of  # the name training.soak imports
 
 _I64 = np.int64
 

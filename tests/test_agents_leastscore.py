@@ -21,7 +21,7 @@ from agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
 from tests.conftest import make_core
-from training.arena import evaluate
+from evaluation.arena import evaluate
 
 
 make = functools.partial(make_core, "leastscore", first_player="seat0")  # make(players)

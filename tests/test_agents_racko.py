@@ -180,7 +180,7 @@ def test_same_seed_same_actions():
 
 
 def test_arena_reproducible_and_ladder():
-    from training.arena import evaluate
+    from evaluation.arena import evaluate
 
     r1 = evaluate("racko", ["racko:sequence", "random"], deals=200, seed=11)
     r2 = evaluate("racko", ["racko:sequence", "random"], deals=200, seed=11)

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from deckgym.cli import main as cli
-from training.arena import bradley_terry_elo, evaluate, save_chart, wilson_interval
-from training.demo import lineup
-from training.tournament import short_name, tournament
+from evaluation.arena import evaluate, save_chart
+from evaluation.ratings import bradley_terry_elo, wilson_interval
+from evaluation.demo import lineup
+from evaluation.tournament import short_name, tournament
 
 
 def test_wilson_interval_contains_the_rate_and_narrows():

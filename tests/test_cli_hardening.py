@@ -20,13 +20,13 @@ ENV = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
 
 def _no_work(monkeypatch):
     """Make any evaluation or training fail loudly: the checks must come first."""
-    import training.arena
+    import evaluation.arena
     import training.vec_env
 
     def boom(*a, **k):
         raise AssertionError("work started before the arguments were checked")
 
-    monkeypatch.setattr(training.arena, "evaluate", boom)
+    monkeypatch.setattr(evaluation.arena, "evaluate", boom)
     monkeypatch.setattr(training.vec_env, "CoreVecEnv", boom)
 
 
@@ -51,10 +51,10 @@ def test_eval_output_that_is_a_folder_or_unwritable_is_refused(tmp_path, monkeyp
     assert "is a folder" in _error(capsys)
     ro = tmp_path / "ro"
     ro.mkdir()
-    import training.checks
+    import deckgym.checks
 
     real_access = os.access  # a read-only folder, whoever runs the tests (root ignores chmod)
-    monkeypatch.setattr(training.checks.os, "access",
+    monkeypatch.setattr(deckgym.checks.os, "access",
                         lambda p, mode: False if os.path.abspath(p) == str(ro) else real_access(p, mode))
     assert cli(["eval", "racko", "random", "--chart", str(ro / "c.png")]) == 2
     assert "not writable" in _error(capsys)
@@ -68,7 +68,8 @@ def test_bench_json_in_a_missing_folder_is_refused(tmp_path, capsys):
 def test_chart_with_win_rates_of_exactly_zero_and_one(tmp_path):
     """Wilson's interval at 0 or 1 can end a rounding error inside the rate: the error
     bars are clipped instead of matplotlib refusing negative ones."""
-    from training.arena import AgentResult, ArenaReport, save_chart, wilson_interval
+    from evaluation.arena import AgentResult, ArenaReport, save_chart
+    from evaluation.ratings import wilson_interval
 
     lo0, hi0 = wilson_interval(0, 40)
     lo1, hi1 = wilson_interval(40, 40)
@@ -129,8 +130,8 @@ def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_pat
 
 
 def test_a_reused_run_name_is_refused_and_default_names_never_collide(tmp_path, monkeypatch, capsys):
-    from training import train_args
-    from training.train import build_parser
+    from training import args as train_args
+    from training.args import build_parser
 
     _no_work(monkeypatch)
     (tmp_path / "runs" / "mine").mkdir(parents=True)

@@ -1,11 +1,14 @@
 """The import direction of the layers, checked on the source (AST) of every module.
 
 Games (``racko_env``, ``leastscore_env``) -> the shared adapter (``deckgym``) -> ``agents`` ->
-``training``. Games never import ``agents`` or ``training``; ``deckgym`` never imports
-``training`` (its entry points, the CLI and ``__main__``, are the exception) and reaches
-``agents`` only through ``agents.registry`` (to resolve agent spec strings); nothing imports
-the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The analyses in ``experiments``
-sit on top of everything and are imported by no package. Lazy imports inside functions count as imports.
+``evaluation`` -> ``training``. A layer imports only the layers before it: games never import
+``agents``, ``evaluation`` or ``training``; ``deckgym`` reaches ``agents`` only through
+``agents.registry`` (to resolve agent spec strings) and never imports ``evaluation`` or
+``training`` (its entry points, the CLI and ``__main__``, are the exception); ``agents`` never
+imports ``evaluation`` or ``training``; ``evaluation`` never imports ``training``. Nothing imports
+the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The speed tools in ``benchmarks`` and
+the analyses in ``experiments`` sit on top of everything and are imported by no package (the CLI's
+``deckgym bench`` / ``soak`` entries excepted). Lazy imports inside functions count as imports.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "training", "experiments")
+PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "evaluation", "training", "benchmarks", "experiments")
 GAMES = ("racko_env", "leastscore_env")
+#: what each library layer may not import (the games and deckgym have their own rules below)
+FORBIDDEN = {"agents": ("evaluation", "training"), "evaluation": ("training",)}
+TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
 
 
@@ -67,12 +73,14 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
     for mod in sorted(imported_modules(path, root)):
         if (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
             bad.append(f"{name} imports the CLI ({mod})")
-        elif top(mod) == "experiments" and layer != "experiments":
+        elif top(mod) in TOOLS and layer != top(mod) and not (name in ENTRY_POINTS and top(mod) == "benchmarks"):
             bad.append(f"{name} imports {mod}")
-        elif layer in GAMES and top(mod) in ("agents", "training"):
+        elif layer in GAMES and top(mod) in ("agents", "evaluation", "training"):
             bad.append(f"game module {name} imports {mod}")
+        elif top(mod) in FORBIDDEN.get(layer, ()):
+            bad.append(f"{name} imports {mod}")
         elif layer == "deckgym" and name not in ENTRY_POINTS:
-            if top(mod) == "training":
+            if top(mod) in ("evaluation", "training"):
                 bad.append(f"{name} imports {mod}")
             elif top(mod) == "agents" and mod != "agents" and not (mod + ".").startswith("agents.registry."):
                 bad.append(f"{name} imports {mod} (only agents.registry is allowed)")
@@ -81,8 +89,8 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_modules_are_found():
     names = {module_name(p) for p in all_modules()}
-    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "agents.registry", "training.arena",
-            "experiments.fit_dp_stats"} <= names
+    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "agents.registry", "evaluation.arena",
+            "training.train", "benchmarks.bench", "experiments.fit_dp_stats"} <= names
 
 
 def test_import_direction():
@@ -94,10 +102,16 @@ def test_import_direction():
     "where, source, expected",
     [
         ("racko_env/x.py", "from agents.registry import make_agent", "game module racko_env.x imports agents"),
-        ("leastscore_env/x.py", "def f():\n    import training.arena", "game module leastscore_env.x imports training"),
+        ("leastscore_env/x.py", "def f():\n    import training.train", "game module leastscore_env.x imports training"),
+        ("racko_env/x.py", "from evaluation.arena import evaluate", "game module racko_env.x imports evaluation"),
+        ("agents/x.py", "from evaluation.arena import evaluate", "agents.x imports evaluation"),
+        ("agents/x.py", "import training.train", "agents.x imports training"),
+        ("evaluation/x.py", "from training.train import main", "evaluation.x imports training"),
+        ("evaluation/x.py", "from benchmarks.bench import main", "evaluation.x imports benchmarks"),
+        ("deckgym/x.py", "from evaluation.arena import evaluate", "deckgym.x imports evaluation"),
         ("training/x.py", "from deckgym.cli import main", "training.x imports the CLI"),
         ("agents/x.py", "from deckgym import cli", "agents.x imports the CLI"),
-        ("deckgym/x.py", "from training.arena import evaluate", "deckgym.x imports training"),
+        ("deckgym/x.py", "from training.train import main", "deckgym.x imports training"),
         ("deckgym/x.py", "from agents.ppo import PPOAgent", "deckgym.x imports agents.ppo"),
         ("deckgym/x.py", "from agents import ppo", "deckgym.x imports agents.ppo"),
         ("racko_env/sub/x.py", "from ...training import arena", "game module racko_env.sub.x imports training"),
@@ -117,10 +131,12 @@ def test_checker_catches(tmp_path, where, source, expected):
     "where, source",
     [
         ("deckgym/x.py", "def f():\n    from agents.registry import make_agent"),
-        ("deckgym/cli.py", "from training.arena import evaluate"),
+        ("deckgym/cli.py", "from evaluation.arena import evaluate\nfrom benchmarks import bench"),
+        ("training/x.py", "from evaluation.arena import evaluate"),
+        ("benchmarks/x.py", "from training.train import main\nfrom benchmarks.bench import main"),
         ("deckgym/__main__.py", "from deckgym.cli import main"),
         ("training/x.py", "from agents.ppo import PPOAgent\nimport deckgym.registration"),
-        ("experiments/x.py", "from training.arena import evaluate\nfrom agents.registry import make_agent"),
+        ("experiments/x.py", "from evaluation.arena import evaluate\nfrom agents.registry import make_agent"),
     ],
 )
 def test_checker_allows(tmp_path, where, source):

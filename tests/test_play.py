@@ -1,4 +1,4 @@
-"""Human play in the terminal (``training.play``, ``deckgym play``): scripted games against
+"""Human play in the terminal (``evaluation.play``, ``deckgym play``): scripted games against
 every heuristic run to their end, moves are taken by number and by name, invalid input is
 re-asked, end of input leaves cleanly, and nothing hidden is ever printed (checked against
 the game state at every write)."""
@@ -13,8 +13,8 @@ import pytest
 
 from deckgym.cli import main as cli_main
 from leastscore_env.cards import NUM_CARDS, card_str, parse_card
-from training import play as play_mod
-from training.play import PlaySession, normalize
+from racko_env.terminal import RackoText
+from evaluation.play import PlaySession, normalize
 
 LS_CARD = re.compile(r"(?:10|[2-9AJQK])[\u2663\u2666\u2665\u2660]")
 RACKO_CARD = re.compile(r"<(\d+)>")
@@ -114,7 +114,7 @@ def check_public(s: PlaySession, text: str, out: CheckedOutput) -> None:
 @pytest.fixture
 def marked_racko_cards(monkeypatch):
     """Rack-O cards printed as ``<37>`` so that the leak check can tell them from slot numbers."""
-    monkeypatch.setattr(play_mod._RackoText, "card", staticmethod(lambda c: f"<{int(c)}>"))
+    monkeypatch.setattr(RackoText, "card", staticmethod(lambda c: f"<{int(c)}>"))
 
 
 def offered_moves(text: str) -> list[str]:

@@ -136,7 +136,7 @@ def test_arena_is_the_same_with_the_numpy_planners_plugged_in():
     compiled ones: its switch really swaps them, and the report does not change."""
     import agents.racko_heuristics as H
     from benchmarks.racko_arena_speed import oracle_planners
-    from training.arena import evaluate
+    from evaluation.arena import evaluate
 
     lineup = ["racko:lookahead", "racko:sequence"]
     want = evaluate("racko", lineup, deals=24, seed=3).to_json()

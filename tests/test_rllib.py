@@ -27,7 +27,8 @@ from deckgym.aec import IllegalActionError  # noqa: E402
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from training import rllib_train  # noqa: E402
-from training.arena import evaluate  # noqa: E402
+from training.args import build_parser, validate_rllib  # noqa: E402
+from evaluation.arena import evaluate  # noqa: E402
 from training.rllib_env import LEARNER, LearnerSeatsEnv, make_rllib_env  # noqa: E402
 
 HEURISTIC = {"racko": "racko:ranges", "leastscore": "leastscore:greedy"}
@@ -234,11 +235,11 @@ def test_collected_teacher_samples_are_the_teachers_legal_moves():
 def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
     """--bc-teacher: the fitted weights are the learner's and every env runner's, and they play
     the teacher's moves far more often than the untrained module did."""
-    args = rllib_train.build_parser().parse_args([
+    args = build_parser(engine="rllib").parse_args([
         "racko", "--players", "2", "--train-batch", "128", "--batch-size", "64", "--net", "64", "--env-runners", "1",
         "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
         "--num-envs", "64", "--quiet"])
-    plan = rllib_train.check_args(args)
+    plan = validate_rllib(args)
     env_config = {"game": "racko", "rules_kwargs": plan.rules_kwargs, "opponents": []}
     probe = LearnerSeatsEnv(**env_config)
     spec = rllib_train.module_spec(args, probe.observation_space("player_0"), probe.action_space("player_0"))
@@ -422,7 +423,7 @@ for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko
 
 
 def test_demo_lineup_plays_shipped_rllib_models(trained, tmp_path):
-    from training.demo import lineup
+    from evaluation.demo import lineup
 
     shutil.copytree(trained["racko"]["model"], tmp_path / "racko_2p_rllib")
     specs = lineup("racko", 2, str(tmp_path))

@@ -25,7 +25,8 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from deckgym.cli import main as cli  # noqa: E402
 from training import rllib_train  # noqa: E402
-from training.arena import evaluate, play_chunks_on_ray  # noqa: E402
+from training.args import build_parser  # noqa: E402
+from evaluation.arena import evaluate, play_chunks_on_ray  # noqa: E402
 
 FAULT_MODULE = """
 import os
@@ -69,7 +70,7 @@ def cluster(tmp_path_factory):
 
 def test_env_runners_are_placed_on_the_worker_node(cluster, tmp_path):
     _, worker_id, _ = cluster
-    args = rllib_train.build_parser().parse_args(["racko", "--env-runners", "2", "--envs-per-runner", "1",
+    args = build_parser(engine="rllib").parse_args(["racko", "--env-runners", "2", "--envs-per-runner", "1",
                                                   "--train-batch", "64", "--batch-size", "32", "--epochs", "1",
                                                   "--net", "16"])
     env_config = {"game": "racko", "rules_kwargs": {"num_players": 2}, "opponents": [("racko:bucket", 1.0)]}

@@ -7,7 +7,7 @@ import pytest
 
 from leastscore_env.core import LeastScoreCore
 from racko_env.core import RackoCore
-from training import soak
+from benchmarks import soak
 
 BY_NAME = {v.name: v for v in soak.VARIANTS}
 

@@ -20,7 +20,7 @@ from agents.ppo import ModelMismatchError, PPOAgent, model_metadata, read_metada
 from agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
-from training.arena import evaluate  # noqa: E402
+from evaluation.arena import evaluate  # noqa: E402
 from training.vec_env import CoreVecEnv, features_module  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402
 
@@ -392,14 +392,17 @@ def test_learning_curve_chart_and_bad_files(tmp_path):
         load_curve(str(tmp_path / "broken.json"))
 
 
-def test_recorded_command_has_one_train_word(monkeypatch):
-    from training.train import _command_words
+def test_recorded_command_repeats_the_run():
+    """The command a run records names the game, the engine when not the default, and every option
+    not at its default, once; parsed again it gives the same arguments."""
+    from training.args import build_parser, command_line
 
-    monkeypatch.setattr(sys, "argv", ["deckgym", "train", "racko", "--seed", "3"])
-    assert _command_words(None) == ["racko", "--seed", "3"]
-    monkeypatch.setattr(sys, "argv", ["/x/training/train.py", "racko"])
-    assert _command_words(None) == ["racko"]
-    assert _command_words(["racko", "--seed", "1"]) == ["racko", "--seed", "1"]
+    args = build_parser().parse_args(["racko", "--seed", "3", "--no-features", "--rule", "bonus=true"])
+    words = command_line(args).split()
+    assert words[:3] == ["deckgym", "train", "racko"] and "--engine" not in words
+    assert vars(build_parser().parse_args(words[2:])) == vars(args)
+    rl = build_parser(engine="rllib").parse_args(["racko", "--env-runners", "2"])
+    assert command_line(rl).split() == ["deckgym", "train", "racko", "--engine", "rllib", "--env-runners", "2"]
 
 
 def test_bc_warm_start_recorded_and_init_continues_with_the_models_features(tmp_path):
@@ -433,7 +436,7 @@ def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
     from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
     from racko_env.rules import RackoRules
-    from training.train_bench import AECSingleAgentEnv
+    from benchmarks.train_bench import AECSingleAgentEnv
 
     env = AECSingleAgentEnv("racko", RackoRules(num_players=2), opponent="racko:bucket", features=True, seed=0)
     assert isinstance(env.aec, OrderEnforcingWrapper)

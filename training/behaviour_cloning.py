@@ -10,6 +10,8 @@ Two steps, each engine-free:
   the value to the return, over minibatches of a seeded permutation. The engine supplies
   ``losses(X, M, A, R, V)``, its network's cross-entropy, accuracy and value loss on one
   minibatch (SB3: ``training.train``; RLlib: ``training.rllib_train``).
+
+:func:`clone_teacher` runs both steps.
 """
 
 from __future__ import annotations
@@ -119,3 +121,16 @@ def masked_value_loss(values: Any, returns: Any, valid: Any) -> Any:
     import torch
 
     return ((values - returns) ** 2)[valid].mean() if valid.any() else torch.zeros(())
+
+
+def clone_teacher(venv: Any, teacher_spec: str, params: Iterable[Any], losses: Losses, samples: int, epochs: int,
+                  gamma: float, seed: int, quiet: bool = True) -> dict[str, Any]:
+    """The warm start both engines run: ``teacher_spec`` plays ``samples`` decisions in ``venv``
+    (:func:`collect_teacher_samples`), then the engine's network (``params``, ``losses``) is fitted
+    to them (:func:`fit`). Returns what the fit reached, with the teacher and the sample count."""
+    from agents.registry import make_agent
+
+    teacher = make_agent(teacher_spec, venv.core, seed=seed, game=venv.game)
+    data = collect_teacher_samples(venv, teacher, samples, gamma, seed)
+    log = fit(params, losses, data, epochs, seed, quiet=quiet)
+    return {"teacher": teacher_spec, "samples": len(data), **log}

@@ -35,12 +35,9 @@ from agents.base import Agent
 from agents.ppo import features_module
 from agents.registry import make_agent
 from deckgym.registration import game as game_entry
+from deckgym.rng import seed_of
 
 LEARNER = "learner"
-
-
-def _seed_of(*parts: int) -> int:
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
 
 
 class LearnerSeatsEnv(AECEnv):
@@ -110,10 +107,10 @@ class LearnerSeatsEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if self._rng is None or seed is not None:
             base = int(seed) if seed is not None else int(np.random.SeedSequence().entropy & 0x7FFFFFFF)
-            self._rng = np.random.default_rng(_seed_of(base, 1))
-            self.opponents = [make_agent(s, self.core, seed=_seed_of(base, 7919, k), game=self.game)
+            self._rng = np.random.default_rng(seed_of(base, 1))
+            self.opponents = [make_agent(s, self.core, seed=seed_of(base, 7919, k), game=self.game)
                               for k, (s, _) in enumerate(self.pool)]
-            self.inner.reset(seed=_seed_of(base, 2))
+            self.inner.reset(seed=seed_of(base, 2))
         else:
             self.inner.reset()  # continues the inner env's deal stream
         if self.pool:

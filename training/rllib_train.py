@@ -36,84 +36,11 @@ import sys
 import time
 from typing import Any
 
-from agents.rllib_support import init_ray, require_ray  # noqa: F401  (init_ray: re-exported)
+from agents.rllib_support import init_ray
+from training.args import build_parser, command_line, pool_or_self_play, validate_rllib
 from training.interrupts import no_interrupts
 
 MODULE_ID = "shared"
-
-
-def add_engine_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``deckgym train`` that choose and shape the RLlib engine (the rest are shared)."""
-    g = p.add_argument_group("engine", "--engine rllib: RLlib's PPO on Ray (the shared options above apply: "
-                                       "--total-steps, --seed, --opponents, --batch-size as the minibatch, ...)")
-    g.add_argument("--engine", default="sb3", choices=["sb3", "rllib"],
-                   help="sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray")
-    g.add_argument("--env-runners", type=int, default=1, help="rllib: env runners (Ray actors; 0: sample in the driver)")
-    g.add_argument("--envs-per-runner", type=int, default=4, help="rllib: games each env runner plays at once")
-    g.add_argument("--ray-address", default=None,
-                   help="rllib: join this Ray cluster (HOST:PORT or 'auto'; None: a local Ray on 127.0.0.1)")
-    g.add_argument("--train-batch", type=int, default=4000, help="rllib: learner decisions per training iteration")
-    g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between checkpoints")
-    return p
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """``deckgym train``'s parser (with the engine options), for ``python -m training.rllib_train``."""
-    from training.train import build_parser as train_parser
-
-    p = train_parser()
-    if not any(a.dest == "engine" for a in p._actions):
-        add_engine_options(p)
-    p.set_defaults(engine="rllib")
-    return p
-
-
-def check_args(args: argparse.Namespace) -> Any:
-    """Every shared argument checked as ``deckgym train`` checks it, then the RLlib ones.
-
-    Returns the validated plan (rules, pool, run name); raises ``ValueError`` naming the flag.
-    """
-    from training.checks import check_range
-    from training.train_args import validate
-
-    if args.init:
-        raise ValueError("--init: continuing a model works with --engine sb3 only")
-    plan = validate(args)  # --bc-teacher, --bc-samples, --bc-epochs included
-    check_range("--env-runners", args.env_runners, 0)
-    check_range("--envs-per-runner", args.envs_per_runner, 1)
-    check_range("--train-batch", args.train_batch, 1)
-    check_range("--checkpoint-every", args.checkpoint_every, 1)
-    if args.batch_size > args.train_batch:
-        raise ValueError(f"--batch-size (the minibatch, {args.batch_size}) must not exceed --train-batch "
-                         f"({args.train_batch})")
-    if args.run_name is None:
-        plan.run_name = plan.run_name.replace("__ppo__", "__rllib__", 1)
-        plan.run_dir = os.path.join(args.runs, plan.run_name)
-    return plan
-
-
-def parse_pool(text: str | None) -> list[tuple[str, float]]:
-    from training.train_args import parse_pool as sb3_parse_pool  # the one syntax of --opponents
-
-    return sb3_parse_pool(text) if text else []
-
-
-def command_line(args: argparse.Namespace) -> str:
-    """The ``deckgym train`` command that repeats this run: the game and every option not at its default."""
-    words = ["deckgym", "train", args.game, "--engine", "rllib"]
-    for action in build_parser()._actions:
-        if not action.option_strings or action.dest in ("help", "engine", "game"):
-            continue
-        value = getattr(args, action.dest, action.default)
-        if value == action.default or value is None:
-            continue
-        flag = action.option_strings[-1]
-        if action.nargs == 0:
-            words.append(flag)
-        else:
-            for v in (value if isinstance(value, list) else [value]):
-                words += [flag, str(v)]
-    return " ".join(words)
 
 
 def module_spec(args: argparse.Namespace, observation_space: Any = None, action_space: Any = None) -> Any:
@@ -170,18 +97,15 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     from gymnasium.vector import AutoresetMode
     from ray.rllib.core.columns import Columns
 
-    from agents.registry import make_agent
     from agents.rllib_module import MASK_KEY, OBS_KEY
     from deckgym.vector_env import DeckGymVectorEnv
-    from training.behaviour_cloning import collect_teacher_samples, fit, masked_value_loss
+    from training.behaviour_cloning import clone_teacher, masked_value_loss
 
-    pool = parse_pool(args.opponents) or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
+    pool = pool_or_self_play(args.opponents) or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
                             reward=args.reward, features=not args.no_features, features_version=features_version,
                             autoreset_mode=AutoresetMode.SAME_STEP, seed=args.seed)
-    teacher = make_agent(args.bc_teacher, venv.core, seed=args.seed, game=args.game)
-    data = collect_teacher_samples(venv, teacher, args.bc_samples, args.gamma, args.seed)
     module = learner_module(algo, spec)
 
     def losses(X: Any, M: Any, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
@@ -192,11 +116,12 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
         return ce, acc, masked_value_loss(module.compute_values(batch), R, V)
 
     module.train()
-    log = fit(module.parameters(), losses, data, args.bc_epochs, args.seed, quiet=args.quiet)
+    result = clone_teacher(venv, args.bc_teacher, module.parameters(), losses, args.bc_samples, args.bc_epochs,
+                           args.gamma, args.seed, args.quiet)
     module.eval()
     algo.learner_group.set_weights({MODULE_ID: module.get_state()})
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
-    return {"teacher": args.bc_teacher, "samples": len(data), **log}
+    return result
 
 
 def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
@@ -226,8 +151,8 @@ def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
     if args is None:
-        args = build_parser().parse_args(argv)
-    plan = check_args(args)  # before Ray starts or anything is written
+        args = build_parser(engine="rllib").parse_args(argv)
+    plan = validate_rllib(args)  # before Ray starts or anything is written
     t_run = time.perf_counter()
 
     # -- Ray: everything heavy is imported only now ----------------------------------------
@@ -236,7 +161,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from training.rllib_env import LearnerSeatsEnv
 
     game = args.game
-    pool = parse_pool(args.opponents)
+    pool = pool_or_self_play(args.opponents)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
                   "opponents": pool, "features": not args.no_features, "features_version": args.features_version}
     probe = LearnerSeatsEnv(**env_config)

@@ -14,7 +14,7 @@ rollouts with the things between them:
   (at most ``--max-snapshots``, the oldest leaves);
 - **arena evaluation** every ``--eval-every`` steps: the checkpoint just saved plays
   ``--eval-deals`` duplicate deals (rounds, or whole matches with ``--episode match``)
-  against each heuristic (``training.arena.evaluate``);
+  against each heuristic (``evaluation.arena.evaluate``);
   win rates and their 95% CI go to TensorBoard, and the best checkpoint (against the
   first ``--eval-against`` agent) is copied to ``--out``;
 - **checkpoints** (``runs/<run>/checkpoints/``), TensorBoard scalars (SB3's losses, our
@@ -26,7 +26,7 @@ Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``); a
 their metadata (``agents.ppo.save_model``): game, rules, observation layout version,
 features version, this config, arena results.
 
-Every argument is checked first (``training.train_args``): a bad one is a one-line error
+Every argument is checked first (``training.args``): a bad one is a one-line error
 and nothing is created. Training runs in whole rollouts (``--num-envs`` × ``--n-steps``
 learner steps), so ``--total-steps`` is rounded up to a multiple of that; the start line and
 ``summary.json`` give both figures. Ctrl-C stops the run: the model as it stands is saved
@@ -47,80 +47,16 @@ from typing import Any
 
 import numpy as np
 
+from training.args import build_parser, command_line, validate
 from training.interrupts import no_interrupts
-from training.train_args import DEFAULT_OPPONENTS, EVAL_AGAINST, parse_pool, validate  # noqa: F401 (re-exported)
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = parser or argparse.ArgumentParser(prog="deckgym train", description=__doc__.split("\n")[0],
-                                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("game", help="racko or leastscore")
-    p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
-    p.add_argument("--total-steps", type=int, default=2_000_000,
-                   help="learner decisions to train for, rounded up to whole rollouts of num-envs × n-steps "
-                        "(the summary gives both figures)")
-    p.add_argument("--num-envs", type=int, default=128, help="games played at once (B)")
-    p.add_argument("--n-steps", type=int, default=64, help="rollout length per game")
-    p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
-    p.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
-    p.add_argument("--lr", type=float, default=3e-4, help="learning rate")
-    p.add_argument("--gamma", type=float, default=0.995, help="discount factor")
-    p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda")
-    p.add_argument("--clip", type=float, default=0.2, help="PPO clip range")
-    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy coefficient")
-    p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
-    p.add_argument("--net", default="256,256", help="hidden layers of the policy and value networks")
-    p.add_argument("--opponents", default=None,
-                   help="pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and random)")
-    p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
-    p.add_argument("--reward", default="win", choices=["win", "points"],
-                   help="the learner's reward: zero-sum win share, or round points")
-    p.add_argument("--episode", default="round", choices=["round", "match"],
-                   help="what an episode is, trained on and evaluated in the arena: one round, or a whole "
-                        "match (Rack-O R12, Least Score L9; the learner then sees running scores)")
-    p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
-    p.add_argument("--features-version", type=int, default=None,
-                   help="layout of the derived features (None: the newest; see <game>_env/features.py)")
-    p.add_argument("--league-threshold", type=float, default=None,
-                   help="win rate vs the pool that adds a snapshot (None: 0.55 for 2 players, 1.2/P otherwise)")
-    p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
-    p.add_argument("--snapshot-weight", type=float, default=0.3, help="total draw probability of the snapshots")
-    p.add_argument("--max-snapshots", type=int, default=5, help="snapshots kept in the pool (the oldest leaves)")
-    p.add_argument("--eval-every", type=int, default=500_000, help="learner steps between arena evaluations")
-    p.add_argument("--eval-deals", type=int, default=400, help="duplicate deals per arena evaluation")
-    p.add_argument("--eval-against", default=None,
-                   help="heuristics to evaluate against, comma-separated (None: the game's two best)")
-    p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
-    p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
-    p.add_argument("--bc-teacher", default=None,
-                   help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
-    p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
-    p.add_argument("--bc-epochs", type=int, default=4, help="epochs of behaviour cloning")
-    p.add_argument("--seed", type=int, default=1, help="seed of the games, the network and the opponents")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
-    p.add_argument("--runs", default="runs", help="directory of the runs")
-    p.add_argument("--run-name", default=None,
-                   help="folder of the run under --runs; refused if it exists (None: game__ppo__seed__time)")
-    p.add_argument("--out", default=None,
-                   help="where to save the best model, .zip added if missing (None: runs/<run>/best.zip)")
-    p.add_argument("--max-minutes", type=float, default=None,
-                   help="stop (and save) after this wall time, behaviour cloning included")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    from training.rllib_train import add_engine_options  # --engine rllib and its options
-
-    return add_engine_options(p)
 
 
 def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
                     quiet: bool = True) -> dict[str, Any]:
     """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent
     (``training.behaviour_cloning``), played in ``env``'s games."""
-    from agents.registry import make_agent
-    from training.behaviour_cloning import collect_teacher_samples, fit, masked_value_loss
+    from training.behaviour_cloning import clone_teacher, masked_value_loss
 
-    teacher = make_agent(teacher_spec, env.core, seed=seed, game=env.game)
-    data = collect_teacher_samples(env.venv, teacher, samples, gamma, seed)
     policy = model.policy
 
     def losses(X: Any, M: np.ndarray, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
@@ -130,15 +66,9 @@ def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epoch
         return ce, acc, masked_value_loss(policy.predict_values(X).squeeze(-1), R, V)
 
     policy.set_training_mode(True)
-    log = fit(policy.parameters(), losses, data, epochs, seed, quiet=quiet)
+    result = clone_teacher(env.venv, teacher_spec, policy.parameters(), losses, samples, epochs, gamma, seed, quiet)
     policy.set_training_mode(False)
-    return {"teacher": teacher_spec, "samples": len(data), **log}
-
-
-def _command_words(argv: list[str] | None) -> list[str]:
-    """The arguments as typed, without the ``train`` subcommand word of ``deckgym train ...``."""
-    words = list(argv if argv is not None else sys.argv[1:])
-    return words[1:] if argv is None and words[:1] == ["train"] else words
+    return result
 
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
@@ -154,7 +84,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
-    from training.arena import evaluate
+    from evaluation.arena import evaluate
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
@@ -166,7 +96,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     threshold = args.league_threshold if args.league_threshold is not None else (0.55 if P == 2 else 1.2 / P)
     config = {k: v for k, v in vars(args).items() if k not in ("func",)}
     config.update(run_name=run_name, rules=repr(rules), pool=pool, eval_against=eval_against,
-                  league_threshold=threshold, command=" ".join(["deckgym", "train"] + _command_words(argv)),
+                  league_threshold=threshold, command=command_line(args),
                   planned_steps=plan.planned_steps)
 
     # -- the vector env: learner in one seat, opponents inside ---------------------------------

@@ -14,9 +14,9 @@ import os
 import time
 
 from agents.registry import agent_specs
-from training.arena import save_json
-from training.checks import check_output_dir, check_output_file
-from training.tournament import save_tournament_chart, tournament
+from evaluation.arena import save_json
+from deckgym.checks import check_output_dir, check_output_file
+from evaluation.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
 
@@ -47,7 +47,7 @@ def check_paths(out: str, models: str, games: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.demo", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evaluation.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=1000, help="duplicate deals per pair of agents")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results", help="folder for the JSON and PNG results")

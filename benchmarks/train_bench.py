@@ -1,6 +1,6 @@
 """Training throughput: our ``CoreVecEnv`` vs "the usual way", side by side in one run.
 
-    python -m training.train_bench racko --seconds 60 [--players 2] [--opponent random] [--versus no-features] [--json PATH]
+    python -m benchmarks.train_bench racko --seconds 60 [--players 2] [--opponent random] [--versus no-features] [--json PATH]
 
 Both sides train the same MaskablePPO (same network, ``n_steps``, batch size, epochs,
 number of envs, torch threads, derived features, opponent) on the same game, by default
@@ -119,11 +119,11 @@ def env_only_rate(venv: Any, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.train import build_parser
+    from training.args import build_parser
 
     # the sizes `deckgym train` uses by default, so the figure is the default training's
     train = build_parser().parse_args(["racko"])
-    ap = argparse.ArgumentParser(prog="python -m training.train_bench", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.train_bench", description=__doc__.split("\n")[0])
     ap.add_argument("game")
     ap.add_argument("--players", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=60.0, help="training time per side")

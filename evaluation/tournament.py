@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from training.arena import bradley_terry_elo, evaluate, wilson_interval
+from evaluation.arena import evaluate
+from evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
 @dataclass

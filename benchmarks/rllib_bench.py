@@ -1,6 +1,6 @@
 """Training throughput of ``--engine rllib`` with 1 and 2 env runners next to the SB3 path, in one run.
 
-    python -m training.rllib_bench racko --seconds 60 [--runners 1,2] [--envs-per-runner 8] [--json PATH]
+    python -m benchmarks.rllib_bench racko --seconds 60 [--runners 1,2] [--envs-per-runner 8] [--json PATH]
 
 Every side trains the same PPO (MLP 256-256, a rollout of 4,096 learner decisions, minibatch
 1,024, 4 epochs), on the same game and rules, with the same derived features, against the
@@ -26,7 +26,7 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.rllib_bench", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.rllib_bench", description=__doc__.split("\n")[0])
     ap.add_argument("game")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=60.0, help="training time per side")
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.rllib_support import init_ray
     from training import rllib_train
+    from training.args import build_parser
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(1)
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                       device="cpu", policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}})
     algos = {}
     for k in runners:
-        targs = rllib_train.build_parser().parse_args(
+        targs = build_parser(engine="rllib").parse_args(
             [args.game, "--env-runners", str(k), "--envs-per-runner", str(args.envs_per_runner), "--train-batch",
              str(rollout), "--batch-size", str(minibatch), "--epochs", str(epochs), "--net", net, "--seed", str(args.seed)])
         env_config = {"game": args.game, "rules_kwargs": {"num_players": args.players},

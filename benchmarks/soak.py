@@ -1,7 +1,7 @@
 """Soak test of the game cores: millions of random legal steps per rules variant, checked.
 
-    python -m training.soak                         # 10^7 agent-steps per variant, every variant
-    python -m training.soak --steps 200000 --variants racko_2p leastscore_4p --json soak.json
+    python -m benchmarks.soak                         # 10^7 agent-steps per variant, every variant
+    python -m benchmarks.soak --steps 200000 --variants racko_2p leastscore_4p --json soak.json
 
 Random legal agents play ``B`` games at once on each core (rounds and whole matches, the
 games' default rules at several table sizes and the rule variants; in Rack-O nine placements
@@ -140,7 +140,7 @@ def leastscore_cards_ok(core: Any, st: Any) -> np.ndarray:
 def leastscore_hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.random.Generator) -> Any:
     """A copy of ``st`` in which the opponents' cards not publicly known and the deck are
     dealt again at random (each opponent keeps its hand size and its known cards)."""
-    from leastscore_env.core import PAD, _words_of
+    from leastscore_env.core import PAD, words_of
 
     B, P = st.hands.shape
     rows = np.arange(B)
@@ -159,7 +159,7 @@ def leastscore_hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.rand
         new_bits = np.bitwise_or.reduce(np.where(take, np.left_shift(np.int64(1), cards), 0), axis=1)
         bits = np.where(seat == q, st.hand_bits[:, q], (st.hand_bits[:, q] & st.known[:, q]) | new_bits)
         sorted_cards = np.sort(np.where(_bits_matrix(bits), np.arange(52), PAD), axis=1)[:, :5]
-        out.hands[:, q] = _words_of(sorted_cards.astype(np.uint8))
+        out.hands[:, q] = words_of(sorted_cards.astype(np.uint8))
         out.hand_bits[:, q] = bits
         off += np.where(seat == q, 0, u)
     top = st.top.astype(np.int64)
@@ -267,7 +267,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.soak", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--steps", type=int, default=10_000_000, help="random legal agent-steps per variant")
     p.add_argument("--batch", type=int, default=4096, help="games played at once (B)")
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown variants {unknown}; valid: {', '.join(names)}")
     if args.json:
-        from training.checks import check_output_file
+        from deckgym.checks import check_output_file
 
         try:
             check_output_file(args.json, "--json")
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(results)} variants, {sum(r['agent_steps'] for r in results):,} agent-steps, {total} violations")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"command": "python -m training.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
+            json.dump({"command": "python -m benchmarks.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
                        "results": results, "violations": total}, f, indent=2)
     return 1 if total else 0
 

@@ -1,0 +1,283 @@
+"""Play a deckgym game in the terminal against agents (``deckgym play``).
+
+    deckgym play racko --vs racko:sequence
+    deckgym play racko --vs racko:sequence --vs racko:ranges --players 3 --seat 1 --match
+    deckgym play leastscore --vs leastscore:counting          # 4 players: 3 counting agents
+    deckgym play racko --vs ppo:models/racko_2p.zip --rule bonus=true
+
+Everything shown comes from the human's own observation (``core.observe`` of the human's
+seat decoded by ``core.obs_view``) and from what every player sees at the table: the moves
+of the others (which pile, which slot, which floor card: public by the rules) and the
+cards that were face up. Never the hidden state: not an opponent's unknown card, not the
+draw pile. At each decision the legal moves are listed by number and name; type either
+(a unique start of a name is enough; Least Score cards may be typed as ``3c 4d 5s``); ``?``
+lists the moves again, ``q`` leaves. End of input leaves cleanly.
+
+The session is driven by :class:`PlaySession` (``input_fn`` and ``output`` are injectable,
+which is how the tests play scripted games); :func:`play` is the one-call form.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from typing import Any, Callable, Sequence, TextIO
+
+import numpy as np
+
+from agents.registry import make_agent
+from deckgym.registration import game as game_entry
+from deckgym.rng import seed_of
+from deckgym.terminal import Move, can_encode, normalize
+from leastscore_env.core import DECLARE
+from leastscore_env.terminal import LeastScoreText
+from racko_env.terminal import RackoText
+
+__all__ = ["PlaySession", "play", "Move"]
+
+QUIT_WORDS = {"q", "quit", "exit"}
+HELP_WORDS = {"?", "h", "help", "moves"}
+_TEXTS = {"racko": RackoText, "leastscore": LeastScoreText}
+
+
+class _Quit(Exception):
+    pass
+
+
+class PlaySession:
+    """One human seat against agents, on the game's core with one game (B = 1).
+
+    Args:
+        game: ``"racko"`` or ``"leastscore"``.
+        vs: agent specs of the other seats in seat order after the human; the last one
+            fills the remaining seats.
+        players: table size (default: the rules' default, or more if ``vs`` names more).
+        seed: the deal (default: random, printed so the game can be replayed).
+        seat: the human's seat.
+        rules_kwargs: other rules fields; ``match``: play a whole match instead of a round.
+        input_fn: reads one line (``input``-like; raises ``EOFError`` at the end);
+        output: where the text goes.
+    """
+
+    def __init__(self, game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None,
+                 seat: int = 0, rules_kwargs: dict[str, Any] | None = None, match: bool = False,
+                 input_fn: Callable[[str], str] = input, output: TextIO | None = None) -> None:
+        entry = game_entry(game)
+        self.game = entry.name
+        vs = list(vs) or ["random"]
+        kw = dict(rules_kwargs or {})
+        if players is not None:
+            kw["num_players"] = players
+        elif "num_players" not in kw:
+            default = entry.make_rules().num_players
+            kw["num_players"] = max(default, len(vs) + 1)
+        self.rules = entry.make_rules(**kw)
+        P = self.rules.num_players
+        if len(vs) > P - 1:
+            raise ValueError(f"{len(vs)} opponents given (--vs) but a table of {P} has only {P - 1} other seats")
+        if not (isinstance(seat, (int, np.integer)) and 0 <= seat < P):
+            raise ValueError(f"seat must be in 0..{P - 1}, got {seat!r}")
+        self.core = entry.make_core(self.rules, episode="match" if match else "round", reward="win")
+        self.match = match
+        self.seat = int(seat)
+        self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
+        self.specs: dict[int, str] = {}
+        self.agents: dict[int, Any] = {}
+        others = [(self.seat + i) % P for i in range(1, P)]
+        for i, s in enumerate(others):
+            spec = vs[min(i, len(vs) - 1)]
+            self.specs[s] = spec
+            self.agents[s] = make_agent(spec, self.core, seed=seed_of(self.seed, 101, s), game=self.game)
+        self.names = [f"player_{s}" for s in range(P)]
+        self.labels = [f"you (player_{s})" if s == self.seat else f"player_{s} ({self.specs[s]})" for s in range(P)]
+        self.text = _TEXTS[self.game](self.core)
+        self.input_fn = input_fn
+        self.output = output if output is not None else sys.stdout
+        encoding = getattr(self.output, "encoding", None) or "utf-8"
+        self.encoding = encoding if can_encode("", encoding) else "ascii"
+        self.text.symbols = can_encode("\u2663\u2666\u2665\u2660", self.encoding)  # else letters
+        self.state: Any = None
+        self.events: list[str] = []
+        self.round = 1
+
+    # -- io --------------------------------------------------------------------------------------
+    def _printable(self, text: str) -> str:
+        """``text`` as the output's encoding can print it (a character it lacks becomes ``?``)."""
+        return text.encode(self.encoding, "replace").decode(self.encoding)
+
+    def say(self, line: str = "") -> None:
+        self.output.write(self._printable(line + "\n"))
+
+    def ask(self, prompt: str) -> str:
+        self.output.write(self._printable(prompt))
+        self.output.flush()
+        try:
+            line = self.input_fn("")
+        except (EOFError, KeyboardInterrupt):
+            raise _Quit("input closed") from None
+        if line is None:
+            raise _Quit("input closed")
+        return str(line)
+
+    # -- observation -----------------------------------------------------------------------------
+    def my_view(self) -> dict:
+        obs = self.core.observe(self.state, self.seat)
+        return {k: v[0] for k, v in self.core.obs_view(obs).items()}
+
+    # -- the game --------------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Play to the end of the round (or match); returns the result (``quit`` if left early)."""
+        P = self.core.num_players
+        self.state = self.core.init(1, self.seed)
+        self.say(f"{self.text.title}, {P} players, {'a match' if self.match else 'one round'}, seed {self.seed}.")
+        self.say("Seats: " + ", ".join(self.labels) + ".")
+        for line in self.text.intro():
+            self.say(line)
+        self.say("Type a move's number or its name; ? lists the moves, q leaves.")
+        partial: str | None = None
+        declarer: int | None = None
+        out_told = False
+        try:
+            while True:
+                cur = int(self.core.current_player(self.state)[0])
+                before = self.my_view()
+                if cur == self.seat:
+                    a = self.human_decision()
+                else:
+                    obs = self.core.observe(self.state, cur)
+                    mask = self.core.legal_action_mask(self.state)
+                    a = int(self.agents[cur].act(obs, mask)[0])
+                    if not mask[0, a]:
+                        raise RuntimeError(f"agent {self.specs[cur]!r} chose the illegal action {a}")
+                if self.game == "leastscore" and a == DECLARE:
+                    declarer = cur
+                res = self.core.step(self.state, np.array([a], dtype=np.int64))
+                over = bool(res.round_over[0])
+                if cur != self.seat and not out_told:
+                    after = None if over else self.my_view()
+                    line, partial = self.text.opponent_step(self.names[cur], a, before, after, partial, res)
+                    if line:
+                        self.events.append(line)
+                if over:
+                    in_round = [(self.seat + i) % P for i in range(P) if before["alive"][i]] \
+                        if self.game == "leastscore" else list(range(P))
+                    self.end_of_round(res, declarer, sorted(in_round))
+                    declarer, partial = None, None
+                    if res.terminated[0] or res.truncated[0]:
+                        return self.final(res)
+                    self.round += 1
+                    self.say()
+                    self.say(f"=== Round {self.round} ===")
+                    if not self.core.alive(self.state)[0, self.seat] and not out_told:
+                        self.say("You are out of the match; the others play on.")
+                        out_told = True
+        except _Quit as q:
+            self.say()
+            self.say(f"{str(q).capitalize()}: leaving the game (seed {self.seed}).")
+            return {"game": self.game, "seed": self.seed, "quit": True}
+
+    def human_decision(self) -> int:
+        v = self.my_view()
+        start_of_turn = v["phase"] == 0
+        self.say()
+        if start_of_turn:
+            self.say(f"--- Your turn ({self.names[self.seat]}), turn {v['turn'] + 1}"
+                     + (f", round {self.round}" if self.match else "") + " ---")
+            if self.events:
+                self.say("Since your last turn:")
+                for e in self.events:
+                    self.say("  " + e)
+                self.events = []
+            for line in self.text.view(v, self.labels, self.seat, self.match):
+                self.say(line)
+        else:
+            for line in (self.text.rack_lines(v) if self.game == "racko" else self.text.hand_lines(v)):
+                self.say(line)
+        moves = self.text.moves(v, self.core.legal_action_mask(self.state)[0])
+        self.show_moves(moves)
+        while True:
+            raw = self.ask("Your move> ")
+            text = normalize(raw)
+            if text in QUIT_WORDS:
+                raise _Quit("you quit")
+            if text in HELP_WORDS:
+                self.show_moves(moves)
+                continue
+            got = self.choose(text, moves, v)
+            if isinstance(got, Move):
+                self.say(f"You: {got.name}.")
+                return got.action
+            self.say(f"Not a move: {got}. Type 1-{len(moves)}, a move's name, ? for the list or q to leave.")
+
+    def show_moves(self, moves: list[Move]) -> None:
+        self.say("Moves:")
+        for i, m in enumerate(moves, 1):
+            self.say(f"  {i:>2}. {m.name}")
+
+    def choose(self, text: str, moves: list[Move], v: dict) -> Move | str:
+        """The move ``text`` names, or a one-line reason why it names none."""
+        if not text:
+            return "empty input"
+        if text.isdigit():
+            n = int(text)
+            return moves[n - 1] if 1 <= n <= len(moves) else f"there is no move {n} (moves are 1-{len(moves)})"
+        for m in moves:
+            if text in m.keys:
+                return m
+        got = self.text.parse(text, moves, v)
+        if got is not None:
+            return got
+        hits = [m for m in moves if any(k.startswith(text) for k in m.keys)]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            return f"{raw_quote(text)} could be {len(hits)} moves ({'; '.join(m.name for m in hits[:3])}" \
+                   + ("; ..." if len(hits) > 3 else "") + ")"
+        return f"{raw_quote(text)} is not a legal move now ({self.text.hint(v)})"
+
+    def end_of_round(self, res: Any, declarer: int | None, in_round: list[int]) -> None:
+        self.say()
+        if self.events:
+            self.say("Since your last turn:")
+            for e in self.events:
+                self.say("  " + e)
+            self.events = []
+        self.say(f"=== End of round {self.round} ===")
+        if self.game == "leastscore":
+            lines = self.text.round_result(res, self.labels, self.seat, declarer, in_round)
+        else:
+            lines = self.text.round_result(res, self.labels, self.seat)
+        for line in lines:
+            self.say(line)
+        if self.game == "leastscore" and self.match and not res.terminated[0]:
+            tot = res.total_points[0]
+            for s in range(self.core.num_players):
+                if tot[s] >= self.rules.elimination_score and tot[s] - res.round_points[0, s] < self.rules.elimination_score:
+                    self.say(f"You reached {self.rules.elimination_score} points: you are eliminated (L9)." if s == self.seat
+                             else f"{self.labels[s]} reached {self.rules.elimination_score} points and is eliminated (L9).")
+
+    def final(self, res: Any) -> dict[str, Any]:
+        winners = [int(s) for s in np.flatnonzero(res.winners[0])]
+        what = "match" if self.match else "round"
+        if not winners:
+            self.say(f"The {what} ends with no winner.")
+        elif self.seat in winners:
+            self.say(f"You win the {what}!" if len(winners) == 1 else
+                     f"You share the win of the {what} with " + ", ".join(self.labels[s] for s in winners if s != self.seat) + ".")
+        else:
+            self.say(f"{' and '.join(self.labels[s] for s in winners)} win{'s' if len(winners) == 1 else ''} the {what}.")
+        return {"game": self.game, "seed": self.seed, "quit": False, "seat": self.seat,
+                "round_points": res.round_points[0].tolist(), "total_points": res.total_points[0].tolist(),
+                "winners": winners, "rounds": self.round}
+
+
+def raw_quote(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+
+
+def play(game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None, seat: int = 0,
+         rules_kwargs: dict[str, Any] | None = None, match: bool = False, input_fn: Callable[[str], str] = input,
+         output: TextIO | None = None) -> dict[str, Any]:
+    """Play one round (or ``match``) in the terminal; see :class:`PlaySession`."""
+    return PlaySession(game, vs, players=players, seed=seed, seat=seat, rules_kwargs=rules_kwargs, match=match,
+                       input_fn=input_fn, output=output).run()
