@@ -10,6 +10,8 @@ across ``B = 1`` (the AEC env) and ``B = 4096`` (the vectorised core).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 __all__ = ["make_keys", "random_u64", "random_below", "shuffled", "permutation_keys", "seed_of"]
@@ -71,7 +73,14 @@ def shuffled(keys: np.ndarray, counters: np.ndarray, n: int) -> np.ndarray:
     return np.argsort(permutation_keys(keys, counters, n), axis=1, kind="stable")
 
 
-def seed_of(*parts: int) -> int:
-    """A 32-bit seed derived from integers (a run seed, a chunk, a seat, ...): the one way deckgym
-    seeds an agent or a sub-stream from several numbers, so equal parts give equal seeds everywhere."""
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
+def seed_of(*parts: int | str) -> int:
+    """A 32-bit seed derived from integers (a run seed, a chunk, a seat, ...) and names (an agent
+    spec: hashed, not looked up): the one way deckgym seeds an agent or a sub-stream from several
+    parts, so equal parts give equal seeds everywhere."""
+    words = [_name_word(p) if isinstance(p, str) else int(p) & 0xFFFFFFFF for p in parts]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
+
+
+def _name_word(name: str) -> int:
+    """A name as a 64-bit integer (blake2b: the same on every machine and Python, unlike ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little")

@@ -13,8 +13,11 @@ Ray tasks on a cluster (``evaluate(..., ray=True)``, ``deckgym eval ... --ray``)
 themselves depend only on the seed and the deal number. They are played in fixed chunks
 of ``batch // players`` deals; agents that break ties at random (the Rack-O planners,
 ``random``, sampled PPO) draw from one stream per agent and chunk, seeded from (seed,
-chunk, agent), so deal ``i`` can play out differently in a run with another ``batch``,
-or (in the last chunk) another ``deals``.
+chunk, the agent's spec), so deal ``i`` can play out differently in a run with another
+``batch``, or (in the last chunk) another ``deals``. Nothing depends on the order the
+agents are listed in: within a chunk the agents and the seatings of a deal are laid out
+in a fixed order (specs sorted), so ``A B`` and ``B A`` (or any rotation of a lineup)
+play the very same games and give mirrored tables, bit for bit.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 
 from agents.registry import make_agent
 from deckgym.playout import play_out
+from deckgym.rng import seed_of
 from deckgym.registration import game as game_entry
 from evaluation.ratings import bradley_terry_elo, wilson_interval
 
@@ -77,28 +81,42 @@ def chunk_bounds(deals: int, players: int, batch: int = 4096) -> list[tuple[int,
     return [(start, min(deals, start + per_chunk)) for start in range(0, deals, per_chunk)]
 
 
+def agent_order(lineup: list[str]) -> list[str]:
+    """The distinct specs of a lineup in the order the arena builds and tallies them: sorted,
+    so the tallies, and the rating fitted on them, do not depend on the order specs are listed."""
+    return sorted(set(lineup))
+
+
+def seatings(lineup: list[str]) -> np.ndarray:
+    """The seat rotations of a deal in the order they are played: ``(P,)`` rotations ``r``
+    (seat ``s`` played by ``lineup[(s + r) % P]``) sorted by the specs they seat, so every
+    rotation of a lineup lays a deal's games out alike."""
+    P = len(lineup)
+    return np.array(sorted(range(P), key=lambda r: [lineup[(s + r) % P] for s in range(P)]))
+
+
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
                seed: int, chunk: int, first: int, end: int) -> dict[str, np.ndarray]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
-    ``lineup`` is the spec per seat; ``build`` the spec each distinct agent is built from
-    (the same specs, model paths made absolute). Agent ``i`` is seeded from ``(seed, chunk, i)``,
-    so a chunk plays the same wherever and whenever it runs. Returns the chunk's tallies per
-    agent: ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``.
+    ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
+    built from (the same specs, model paths made absolute). Each agent is seeded from ``(seed,
+    chunk, its spec)``, so a chunk plays the same wherever and whenever it runs, and whatever
+    the order of the lineup. Returns the chunk's tallies per agent (in :func:`agent_order`):
+    ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``.
     """
     entry = game_entry(game)
     rules = entry.make_rules(**rules_kwargs)
     core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
-    names = list(dict.fromkeys(lineup))  # distinct specs, in order of first seat
-    agents = [make_agent(build[i], core, seed=int(np.random.SeedSequence([seed, chunk, i]).generate_state(1)[0]),
-                         game=game) for i in range(len(names))]
+    names = agent_order(lineup)
+    agents = [make_agent(build[i], core, seed=seed_of(seed, chunk, name), game=game) for i, name in enumerate(names)]
     seat_agent = np.array([names.index(s) for s in lineup])  # lineup position → agent index
     P, K = len(lineup), len(names)
     t = {"wins": np.zeros(K), "games": np.zeros(K, dtype=np.int64), "points": np.zeros(K),
          "rounds": np.zeros(K, dtype=np.int64), "pair": np.zeros((K, K))}
     deal_ids = np.arange(first, end)
     ids = np.repeat(deal_ids, P)  # each deal once per rotation: same deal, seats rotated
-    rot = np.tile(np.arange(P), len(deal_ids))
+    rot = np.tile(seatings(lineup), len(deal_ids))
     state = core.init(len(ids), seed, game_ids=ids)
     # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
     seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
@@ -199,7 +217,7 @@ def evaluate(
     rules_kwargs = {**(rules_kwargs or {}), "num_players": num_players}
     rules = entry.make_rules(**rules_kwargs)
     lineup = list(specs) + [specs[-1]] * (num_players - len(specs))
-    names = list(dict.fromkeys(lineup))  # distinct specs, in order of first seat
+    names = agent_order(lineup)
     build = [_build_spec(s) for s in names]
     core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
     for spec in build:  # a bad spec or model fails here, at once, not in a worker
@@ -222,7 +240,8 @@ def evaluate(
     np.fill_diagonal(pair, 0.0)
     ratings = bradley_terry_elo(pair)
     report = ArenaReport(game, repr(rules), lineup, deals, seed, matches)
-    for k, name in enumerate(names):
+    for name in dict.fromkeys(lineup):  # reported in order of first seat
+        k = names.index(name)
         lo, hi = wilson_interval(wins[k], int(games[k]))
         report.agents.append(
             AgentResult(name, int(games[k]), float(wins[k]), float(wins[k] / max(games[k], 1)), lo, hi,

@@ -48,6 +48,29 @@ def test_same_seed_same_table_bit_for_bit_and_other_seed_differs():
     assert json.dumps(a) != json.dumps(c)
 
 
+def _by_name(report):
+    return {a["name"]: a for a in report.to_json()["agents"]}
+
+
+@pytest.mark.parametrize("game, first, second, players", [
+    ("racko", ["racko:sequence", "racko:ranges"], ["racko:ranges", "racko:sequence"], 2),
+    ("leastscore", ["leastscore:greedy", "random"], ["random", "leastscore:greedy"], 2),
+    # 4 seats: any rotation of the lineup seats the same deals alike, a spec appearing twice included
+    ("racko", ["racko:sequence", "random", "racko:ranges", "random"],
+     ["racko:ranges", "random", "racko:sequence", "random"], 4),
+    ("leastscore", ["random", "leastscore:greedy", "leastscore:greedy", "leastscore:greedy"],
+     ["leastscore:greedy", "leastscore:greedy", "random", "leastscore:greedy"], 4),
+])
+def test_the_order_agents_are_listed_in_does_not_change_the_table(game, first, second, players):
+    # agents with random tie-breaks on many shared deals: a seeding by lineup position shows here
+    kw = dict(deals=60, seed=3, players=players, batch=64)
+    a = evaluate(game, first, **kw)
+    b = evaluate(game, second, **kw)
+    assert _by_name(a) == _by_name(b)  # every figure, bit for bit (floats compared exactly)
+    assert [r.name for r in a.agents] == list(dict.fromkeys(first))  # reported in the order given
+    assert [r.name for r in b.agents] == list(dict.fromkeys(second))
+
+
 def test_last_spec_fills_the_table_and_stats_are_per_seat():
     rep = evaluate("racko", ["racko:sequence", "random"], deals=10, seed=0, players=4)
     by = {a.name: a for a in rep.agents}

@@ -53,6 +53,15 @@ def test_make_keys_rejects_non_int_seed():
         rng.make_keys("1", np.arange(2))
 
 
+def test_seed_of_mixes_numbers_and_names():
+    # numbers keep the seeds they always had (a shipped run's opponents are seeded with them)
+    assert rng.seed_of(5, 7919, 2) == int(np.random.SeedSequence([5, 7919, 2]).generate_state(1)[0])
+    assert rng.seed_of(0, 1, "racko:sequence") == rng.seed_of(0, 1, "racko:sequence")
+    seeds = {rng.seed_of(0, 1, name) for name in ("racko:sequence", "racko:ranges", "random", "")}
+    assert len(seeds) == 4
+    assert rng.seed_of(0, 1, "random") != rng.seed_of(0, 2, "random")
+
+
 @pytest.mark.parametrize(
     "winners, expected",
     [
