@@ -88,6 +88,9 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     them and their valid ranges; a value outside is a ``ValueError`` naming both). A PPO
     model takes ``ppo:PATH?deterministic=false`` (sample its actions instead of the argmax).
     """
+    for prefix, example in (("ppo:", "ppo:models/racko_2p.zip"), ("rllib:", "rllib:models/racko_2p_rllib")):
+        if spec.startswith(prefix) and not spec[len(prefix):].partition("?")[0].strip():
+            raise ValueError(f"agent {spec!r}: no model path after {prefix!r} (write {prefix}PATH, e.g. {example})")
     if spec.startswith("ppo:"):
         from agents.ppo import PPOAgent
 

@@ -19,6 +19,14 @@ from deckgym.registration import GAMES, game as game_entry, parse_rule_overrides
 HELP = argparse.ArgumentDefaultsHelpFormatter
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake (``--games abc``, ``--engine tf``) is one line naming the option, not the
+    whole usage block (``--help`` shows that)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
 def _rules_kwargs(args: argparse.Namespace) -> dict:
     """``--rule NAME=VALUE`` pairs typed by the game's rules fields (clear error otherwise)."""
     return parse_rule_overrides(args.rule, game_entry(args.game).rules_class())
@@ -31,6 +39,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_output_file(args.json, "--json")  # before the evaluation, not after it
     check_output_file(args.chart, "--chart")
     check_range("--games", args.games, 1)
+    check_range("--seed", args.seed, 0)
     rules_kwargs = _rules_kwargs(args)
 
     players = args.players or max(len(args.agents), 2)
@@ -103,8 +112,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from deckgym.checks import check_range
     from evaluation.play import play
 
+    check_range("--seed", args.seed, 0)
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
          rules_kwargs=_rules_kwargs(args), match=args.match)
     return 0
@@ -122,11 +133,11 @@ def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] |
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     # SUPPRESS: a subcommand's default must not undo a --debug given before it
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the full traceback on errors")
-    parser = argparse.ArgumentParser(prog="deckgym", description="Rack-O and Least Score for reinforcement learning.",
+    parser = _Parser(prog="deckgym", description="Rack-O and Least Score for reinforcement learning.",
                                      parents=[common], formatter_class=HELP)
     parser.add_argument("--version", action="version", version=f"deckgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -178,7 +178,7 @@ def play_chunks_on_ray(jobs: list[tuple], address: str | bool = True, max_retrie
 def _build_spec(spec: str) -> str:
     """The spec a worker builds: model paths made absolute (its working directory may differ)."""
     for prefix in ("ppo:", "rllib:"):
-        if spec.startswith(prefix):
+        if spec.startswith(prefix) and spec[len(prefix):]:  # an empty path is make_agent's error
             return prefix + os.path.abspath(spec[len(prefix):])
     return spec
 

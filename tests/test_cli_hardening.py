@@ -110,6 +110,9 @@ TRAIN_SMALL = ["--num-envs", "8", "--n-steps", "32", "--batch-size", "64", "--ep
     (["--rule", "bonuss=true"], "valid fields"),
     (["--rule", "bonus=2"], "bonus must be true or false"),
     (["--max-minutes", "0"], "--max-minutes"),
+    (["--seed", "-1"], "--seed must be in [0, inf), got -1"),
+    (["--engine", "rllib", "--seed", "-1"], "--seed must be in [0, inf), got -1"),
+    (["--opponents", "ppo:"], "no model path after 'ppo:'"),
 ])
 def test_train_usage_errors_come_before_anything_is_created(tmp_path, monkeypatch, capsys, bad, words):
     _no_work(monkeypatch)
@@ -117,6 +120,32 @@ def test_train_usage_errors_come_before_anything_is_created(tmp_path, monkeypatc
     assert cli(["train", "racko", *TRAIN_SMALL, "--runs", str(runs), *bad]) == 2
     assert words in _error(capsys)
     assert not runs.exists()  # no run folder left behind
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["eval", "racko", "random", "--games", "abc"], "argument --games: invalid int value: 'abc'"),
+    (["train", "racko", "--engine", "tf"], "argument --engine: invalid choice: 'tf'"),
+    (["play", "racko", "--seat", "x"], "argument --seat"),
+    (["evl", "racko"], "invalid choice: 'evl'"),
+])
+def test_a_mistyped_option_is_one_line_naming_it(capsys, argv, words):
+    with pytest.raises(SystemExit) as exc:
+        cli(argv)
+    assert exc.value.code == 2
+    err = _error(capsys)
+    assert words in err and "usage:" not in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["eval", "racko", "random", "--seed", "-1", "--games", "2"], "--seed must be in [0, inf), got -1"),
+    (["play", "racko", "--seed", "-1"], "--seed must be in [0, inf), got -1"),
+    (["eval", "racko", "ppo:", "random", "--games", "2"], "no model path after 'ppo:' (write ppo:PATH"),
+    (["eval", "racko", "rllib:", "random", "--games", "2"], "no model path after 'rllib:'"),
+    (["play", "racko", "--vs", "ppo:?deterministic=false"], "no model path after 'ppo:'"),
+])
+def test_a_bad_seed_or_a_model_spec_without_a_path_is_named(capsys, argv, words):
+    assert cli(argv) == 2
+    assert words in _error(capsys)
 
 
 def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_path, monkeypatch, capsys):
