@@ -66,10 +66,11 @@ class ArenaReport:
     def table(self) -> str:
         unit = "matches" if self.matches else "rounds"
         head = f"{self.game} ({self.rules}), {self.deals} duplicate deals × {len(self.lineup)} seatings, seed {self.seed}"
-        rows = [head, f"{'agent':<28}{unit:>9}{'win rate':>10}{'95% CI':>17}{'pts/round':>11}{'rating':>8}"]
+        w = max([28] + [len(a.name) + 2 for a in self.agents])  # long specs widen the column, never shift the rest
+        rows = [head, f"{'agent':<{w}}{unit:>9}{'win rate':>10}{'95% CI':>17}{'pts/round':>11}{'rating':>8}"]
         for a in sorted(self.agents, key=lambda a: -a.rating):
             ci = f"[{a.ci_low:.3f}, {a.ci_high:.3f}]"
-            rows.append(f"{a.name:<28}{a.games:>9}{a.win_rate:>10.3f}{ci:>17}{a.mean_points:>11.2f}{a.rating:>8.0f}")
+            rows.append(f"{a.name:<{w}}{a.games:>9}{a.win_rate:>10.3f}{ci:>17}{a.mean_points:>11.2f}{a.rating:>8.0f}")
         return "\n".join(rows)
 
 

@@ -45,24 +45,29 @@ class TournamentReport:
         return {**{k: v for k, v in asdict(self).items() if k != "pairs"}, "pairs": [asdict(p) for p in self.pairs]}
 
     def table(self) -> str:
+        """The cross-table; rows and columns are labelled alike (:func:`short_name`) and every
+        column is as wide as its longest entry."""
         order = sorted(self.agents, key=lambda s: -self.ratings[s])
-        width = max(len(s) for s in order) + 2
-        lines = [f"{self.game}, {self.players} players, {self.deals} duplicate deals per pair, seed {self.seed}",
-                 "share of the wins of the row agent against the column agent [95% CI]:"]
-        lines.append(" " * width + "".join(f"{short_name(s)[:20]:>22}" for s in order) + f"{'rating':>9}")
+        labels = [short_name(s) for s in order]
         cell = {(p.a, p.b): p for p in self.pairs}
-        for r in order:
-            row = f"{r:<{width}}"
-            for c in order:
-                if r == c:
-                    row += f"{'—':>22}"
-                elif (r, c) in cell:
-                    p = cell[(r, c)]
-                    row += f"{p.share_a:>8.3f} [{p.ci_low:.2f},{p.ci_high:.2f}]"
-                else:
-                    p = cell[(c, r)]
-                    row += f"{1 - p.share_a:>8.3f} [{1 - p.ci_high:.2f},{1 - p.ci_low:.2f}]"
-            lines.append(row + f"{self.ratings[r]:>9.0f}")
+
+        def entry(r: str, c: str) -> str:
+            if r == c:
+                return "—"
+            if (r, c) in cell:
+                p = cell[(r, c)]
+                return f"{p.share_a:.3f} [{p.ci_low:.2f},{p.ci_high:.2f}]"
+            p = cell[(c, r)]
+            return f"{1 - p.share_a:.3f} [{1 - p.ci_high:.2f},{1 - p.ci_low:.2f}]"
+
+        first = max(len(s) for s in labels) + 2
+        cols = [max(len(label), len("0.000 [0.00,0.00]")) + 3 for label in labels]
+        lines = [f"{self.game}, {self.players} players, {self.deals} duplicate deals per pair, seed {self.seed}",
+                 "share of the wins of the row agent against the column agent [95% CI]:",
+                 " " * first + "".join(f"{label:>{w}}" for label, w in zip(labels, cols)) + f"{'rating':>9}"]
+        for r, label in zip(order, labels):
+            lines.append(f"{label:<{first}}" + "".join(f"{entry(r, c):>{w}}" for c, w in zip(order, cols))
+                         + f"{self.ratings[r]:>9.0f}")
         return "\n".join(lines)
 
 

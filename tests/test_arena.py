@@ -131,6 +131,34 @@ def test_short_names_of_models_fit_the_column_headers(spec, short):
     assert short_name(spec) == short
 
 
+def _columns(line: str) -> list[int]:
+    """Where each space-separated field of a table line ends."""
+    ends, inside = [], False
+    for i, ch in enumerate(line + " "):
+        if ch == " " and inside:
+            ends.append(i)
+        inside = ch != " "
+    return ends
+
+
+def test_arena_table_stays_aligned_past_30_character_names():
+    rep = evaluate("racko", ["random", "ppo:models/../models/racko_2p.zip"], deals=2, seed=0)
+    rows = rep.table().splitlines()[1:]
+    assert len({len(r) for r in rows}) == 1  # every row as wide as the header
+    assert len({tuple(_columns(r)[-6:]) for r in rows[1:]}) == 1  # each number ends where the others do
+
+
+def test_tournament_labels_rows_and_columns_alike_and_stays_aligned():
+    rep = tournament("racko", ["random", "ppo:models/racko_2p.zip", "racko:bucket"], deals=2, seed=0)
+    head, *rows = rep.table().splitlines()[2:]
+    assert len({len(r) for r in [head, *rows]}) == 1
+    labels = head.split()[:-1]
+    assert sorted(labels) == sorted(r.split()[0] for r in rows) == ["ppo:racko_2p", "racko:bucket", "random"]
+    ends = _columns(head)
+    for r in rows:  # each cell ends under its column label
+        assert set(ends) <= set(_columns(r))
+
+
 def test_demo_lineup_finds_shipped_models(tmp_path):
     (tmp_path / "racko_2p_v1.zip").write_bytes(b"")
     (tmp_path / "racko_4p.zip").write_bytes(b"")
