@@ -9,7 +9,7 @@ model and its summary). ``--help`` of every command shows the defaults.
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import inspect
 import sys
 from typing import Callable
 
@@ -90,15 +90,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    from deckgym.rules import rule_docs
+
     entry = game_entry(args.game)
     rules = entry.make_rules(**_rules_kwargs(args))
     print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
-    doc = (type(rules).__doc__ or "").strip()
+    doc = inspect.cleandoc(type(rules).__doc__ or "")
     if doc:
         print(doc)
     print()
-    for f in dataclasses.fields(rules):
-        print(f"  {f.name:<22} = {getattr(rules, f.name)!r}")
+    docs = rule_docs(type(rules))
+    values = {name: repr(getattr(rules, name)) for name in docs}
+    width = max(len(v) for v in values.values())
+    for name, doc in docs.items():
+        print(f"  {name:<22} = {values[name]:<{width}}  {doc}")
     return 0
 
 
@@ -151,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the deals")
     p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
     p.add_argument("--matches", action="store_true", help="score whole matches instead of rounds")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -172,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rules", parents=[common], formatter_class=HELP, help="print a game's rules object and its variants")
     p.add_argument("game", help=f"one of: {games}")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_rules)
     p = sub.add_parser("play", parents=[common], formatter_class=HELP, help="play a game in the terminal against agents",
                        description="Play a round (or --match) against agents, from your seat only.")
@@ -183,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="the deal (None: random, printed)")
     p.add_argument("--seat", type=int, default=0, help="your seat (0 = player_0)")
     p.add_argument("--match", action="store_true", help="play a whole match instead of one round")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",

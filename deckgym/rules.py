@@ -4,6 +4,9 @@ A game's rules are a frozen dataclass (``RackoRules``, ``LeastScoreRules``) that
 values in ``__post_init__``. :class:`Rules` adds the check Python's own ``__init__`` does
 badly: ``RackoRules(bonuss=True)`` raises :class:`UnknownRuleError` listing the valid field
 names, wherever rules are built from keywords (``env(**kw)``, ``make_rules``, ``--rule``).
+
+Each field says what it means once, where it is declared: ``num_players: int = rule(2, "...")``
+(:func:`rule`); :func:`rule_docs` reads the descriptions back (``deckgym rules GAME`` prints them).
 """
 
 from __future__ import annotations
@@ -11,12 +14,22 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["Rules", "UnknownRuleError", "rule_field_names"]
+__all__ = ["Rules", "UnknownRuleError", "rule", "rule_docs", "rule_field_names"]
 
 
 class UnknownRuleError(TypeError, ValueError):
     """A keyword that is not a field of the rules (a ``TypeError`` as Python's own, and a
     ``ValueError`` like every other bad setting)."""
+
+
+def rule(default: Any, doc: str) -> Any:
+    """A rules field with its default and its one-line description (the field's ``metadata["doc"]``)."""
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
+def rule_docs(rules_cls: type) -> dict[str, str]:
+    """``{field name: description}`` of a rules dataclass, in declaration order."""
+    return {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(rules_cls)}
 
 
 def rule_field_names(rules_cls: type) -> list[str]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deckgym.rules import Rules
+from deckgym.rules import Rules, rule
 
 __all__ = ["LeastScoreRules"]
 
@@ -51,18 +51,21 @@ FIRST_PLAYER_MODES = ("random", "seat0")
 
 @dataclass(frozen=True)
 class LeastScoreRules(Rules):
-    """Rules of one Least Score game; impossible settings raise ``ValueError`` naming the field."""
+    """The settings of a Least Score game (docs/RULES.md L1–L10); impossible settings raise
+    ``ValueError`` naming the field. Each field's meaning is written beside it
+    (``deckgym rules leastscore`` prints them)."""
 
-    num_players: int = 4  # L2: 2..8
-    hand_size: int = 5  # L3: cards dealt to each player (1..5; the action space is built for 5)
-    sequence_lengths: tuple[int, ...] = (3, 5)  # L5: allowed sequence lengths (each 3..5)
-    sequence_same_suit: bool = False  # L5: sequences must be of one suit
-    tie_wins: bool = True  # L8: d == m counts as a correct declaration
-    penalty: int = 20  # L8: false-declaration penalty (plus d - m)
-    elimination_score: int = 100  # L9: total that eliminates (>=); the seed also names 25 and 50
-    max_turns: int = 200  # L10: completed turns per round before truncation
-    first_player: str = "random"  # L3: "random" (from the game's stream) or "seat0"; passes left
-    cap_ends_match: bool = True  # L10 in match episodes: a capped round ends the match
+    num_players: int = rule(4, "L2: players, 2..8")
+    hand_size: int = rule(5, "L3: cards dealt to each player, 1..5 (the action space is built for 5)")
+    sequence_lengths: tuple[int, ...] = rule((3, 5), "L5: lengths a sequence may have, distinct, each 3..5")
+    sequence_same_suit: bool = rule(False, "L5: sequences must be of one suit")
+    tie_wins: bool = rule(True, "L8: a declarer level with the lowest other total wins")
+    penalty: int = rule(20, "L8: fixed cost of a failed declaration (plus d - m), 0..1000")
+    elimination_score: int = rule(100, "L9: total that eliminates a player (>=), 1..10000")
+    max_turns: int = rule(200, "L10: completed turns before a round is capped, 1..30000")
+    first_player: str = rule("random", "L3: who starts the first round: 'random' (the game's own stream) "
+                                       "or 'seat0'; then it passes left")
+    cap_ends_match: bool = rule(True, "L10: in a match, a capped round ends the match")
 
     def __post_init__(self) -> None:
         def is_int(x) -> bool:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deckgym.rules import Rules
+from deckgym.rules import Rules, rule
 
 __all__ = ["RackoRules", "DEFAULT_DECK", "MAX_DECK"]
 
@@ -62,32 +62,21 @@ def _is_int(x: object) -> bool:
 
 @dataclass(frozen=True)
 class RackoRules(Rules):
-    """The settings of a Rack-O game (docs/RULES.md R1–R12).
+    """The settings of a Rack-O game (docs/RULES.md R1–R12); impossible settings raise
+    ``ValueError`` naming the field. Each field's meaning is written beside it
+    (``deckgym rules racko`` prints them)."""
 
-    Fields:
-        num_players: 2–4 (R1).
-        deck_size: N, cards 1..N (R1); ``None`` → 40/50/60 for 2/3/4 players; an override
-            must satisfy ``10 * num_players + 2 <= N <= 127``.
-        min_run_to_win: R7 — cards in a run of consecutive numbers needed to go out;
-            ``None`` → 3 for 2 players, else 0 (0 or 1: no run needed). 0..10.
-        bonus: R10 "Bonus Rack-O" run bonus for the player who goes out.
-        partners: R11 partner variant (4 players only; seats 0&2 vs 1&3).
-        partner_bonus: R11 — in the partner variant, the run bonus is earned even when
-            ``bonus`` is False (see the module docstring).
-        reshuffle: R6 — ``"shuffle"`` or ``"flip"``.
-        max_turns: R9 — turn cap of a round (>= 1).
-        target_score: R12 — total that ends a match (>= 1).
-    """
-
-    num_players: int = 2
-    deck_size: int | None = None
-    min_run_to_win: int | None = None
-    bonus: bool = False
-    partners: bool = False
-    partner_bonus: bool = True
-    reshuffle: str = "shuffle"
-    max_turns: int = 300
-    target_score: int = 500
+    num_players: int = rule(2, "R1: players, 2..4")
+    deck_size: int | None = rule(None, f"R1: cards 1..N; None: 40 / 50 / 60 for 2 / 3 / 4 players; "
+                                       f"an override needs 10 * num_players + 2 <= N <= {MAX_DECK}")
+    min_run_to_win: int | None = rule(None, "R7: cards of consecutive numbers needed to go out, 0..10 "
+                                            "(0 or 1: no run); None: 3 with 2 players, else 0")
+    bonus: bool = rule(False, "R10: Bonus Rack-O, a run bonus for the player who goes out")
+    partners: bool = rule(False, "R11: partner variant, 4 players only, seats 0 & 2 against 1 & 3")
+    partner_bonus: bool = rule(True, "R11: with partners, the run bonus is earned even without bonus")
+    reshuffle: str = rule("shuffle", "R6: an empty draw pile is rebuilt from the discards: 'shuffle' or 'flip'")
+    max_turns: int = rule(300, f"R9: completed turns before a round is capped, 1..{MAX_TURNS}")
+    target_score: int = rule(500, f"R12: total that ends the match, 1..{MAX_TARGET}")
 
     def __post_init__(self) -> None:
         p = self.num_players

@@ -196,6 +196,26 @@ def test_cli_rules_prints_every_field(capsys):
     assert "elimination_score" in out and "= 50" in out and "sequence_lengths" in out
 
 
+@pytest.mark.parametrize("name", ["racko", "leastscore"])
+def test_cli_rules_describes_every_field_and_the_bounds_are_the_checked_ones(capsys, name):
+    from deckgym.registration import game
+    from deckgym.rules import rule_docs
+
+    cls = game(name).rules_class()
+    docs = rule_docs(cls)
+    assert cli(["rules", name]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for field, doc in docs.items():
+        assert len(doc) > 10
+        assert any(line.split()[:1] == [field] and line.endswith(doc) for line in lines), field
+    # the cap the description gives is the one the rules enforce, at both ends
+    low, high = (int(x) for x in docs["max_turns"].rsplit(" ", 1)[1].split(".."))
+    cls(max_turns=low), cls(max_turns=high)
+    for bad in (low - 1, high + 1):
+        with pytest.raises(ValueError, match="max_turns"):
+            cls(max_turns=bad)
+
+
 def test_cli_bench_runs_and_writes_json(tmp_path, capsys):
     path = tmp_path / "b.json"
     assert cli(["bench", "racko", "--seconds", "0.05", "--batches", "8", "--no-baselines", "--json", str(path)]) == 0
