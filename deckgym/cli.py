@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=1000, help="number of duplicate deals (each played once per seating)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals")
     p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
-    p.add_argument("--matches", action="store_true", help="score whole matches instead of rounds")
+    p.add_argument("--matches", "--match", action="store_true", help="score whole matches instead of rounds")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
@@ -180,14 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_rules)
     p = sub.add_parser("play", parents=[common], formatter_class=HELP, help="play a game in the terminal against agents",
-                       description="Play a round (or --match) against agents, from your seat only.")
+                       description="Play a round (or a match, --matches) against agents, from your seat only.")
     p.add_argument("game", help=f"one of: {games}")
     p.add_argument("--vs", action="append", default=[], metavar="SPEC",
                    help="opponent agent spec, repeatable, in seat order after you (the last fills the other seats)")
     p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
     p.add_argument("--seed", type=int, default=None, help="the deal (None: random, printed)")
     p.add_argument("--seat", type=int, default=0, help="your seat (0 = player_0)")
-    p.add_argument("--match", action="store_true", help="play a whole match instead of one round")
+    p.add_argument("--matches", "--match", dest="match", action="store_true",
+                   help="play a whole match instead of one round")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_play)
 

@@ -1,7 +1,7 @@
 """Play a deckgym game in the terminal against agents (``deckgym play``).
 
     deckgym play racko --vs racko:sequence
-    deckgym play racko --vs racko:sequence --vs racko:ranges --players 3 --seat 1 --match
+    deckgym play racko --vs racko:sequence --vs racko:ranges --players 3 --seat 1 --matches
     deckgym play leastscore --vs leastscore:counting          # 4 players: 3 counting agents
     deckgym play racko --vs ppo:models/racko_2p.zip --rule bonus=true
 

@@ -148,6 +148,17 @@ def test_a_bad_seed_or_a_model_spec_without_a_path_is_named(capsys, argv, words)
     assert words in _error(capsys)
 
 
+@pytest.mark.parametrize("command", [["eval", "racko", "random"], ["play", "racko"]])
+def test_eval_and_play_take_whole_matches_with_the_same_flag(command):
+    from deckgym.cli import build_parser
+
+    parser = build_parser()
+    dest = "matches" if command[0] == "eval" else "match"
+    for flag in ("--matches", "--match"):  # one spelling, the other kept as an alias
+        assert getattr(parser.parse_args([*command, flag]), dest) is True
+    assert getattr(parser.parse_args(command), dest) is False
+
+
 def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_path, monkeypatch, capsys):
     _no_work(monkeypatch)
     assert cli(["train", "racko", *TRAIN_SMALL, "--runs", str(tmp_path / "runs"),
