@@ -82,6 +82,26 @@ def test_every_rules_field_is_named_in_its_rule_text(game):
         assert f"`{f.name}`" in body, f"{game}: field {f.name} is not named in the rules of the game"
 
 
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
+
+
+def test_readme_has_python_snippets():
+    assert len(PYTHON_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))) >= 4
+
+
+@pytest.mark.parametrize("number", range(len(PYTHON_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))))
+def test_each_readme_python_snippet_runs_pasted_alone(number):
+    """A snippet is pasted into a fresh interpreter on its own: it imports what it uses."""
+    import os
+    import subprocess
+    import sys
+
+    code = PYTHON_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))[number]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, f"README python snippet {number + 1} fails:\n{code}\n{run.stderr[-2000:]}"
+
+
 MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
