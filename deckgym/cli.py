@@ -1,5 +1,5 @@
-"""The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``rules``,
-``play``, ``train``.
+"""The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``soak``,
+``rules``, ``play``, ``train``.
 
 Errors are one clear line on stderr and exit code 2, raised before any work (output paths
 included); ``--debug`` shows the traceback. Ctrl-C exits 130 (``train`` first saves the
@@ -89,6 +89,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench.main(argv)
 
 
+def cmd_soak(args: argparse.Namespace) -> int:
+    from benchmarks import soak
+    from deckgym.checks import check_output_file, check_range
+
+    for flag in ("--steps", "--batch", "--leak-every", "--seed"):
+        check_range(flag, getattr(args, flag[2:].replace("-", "_")), 0 if flag == "--seed" else 1)
+    names = [v.name for v in soak.VARIANTS]
+    unknown = [n for n in args.variants or [] if n not in names]
+    if unknown:
+        raise ValueError(f"--variants: unknown {', '.join(unknown)}; valid: {', '.join(names)}")
+    check_output_file(args.json, "--json")
+    argv = ["--steps", str(args.steps), "--batch", str(args.batch), "--seed", str(args.seed),
+            "--leak-every", str(args.leak_every)]
+    if args.variants:
+        argv += ["--variants", *args.variants]
+    if args.json:
+        argv += ["--json", args.json]
+    return soak.main(argv)
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     from deckgym.rules import rule_docs
 
@@ -174,6 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-baselines", action="store_true", help="skip PettingZoo and RLCard baselines")
     p.add_argument("--features", action="store_true", help="also time the derived features, every version")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("soak", parents=[common], formatter_class=HELP,
+                       help="soak test of the cores: millions of random legal steps per rules variant, checked",
+                       description="Random legal play on every rules variant, checking cards, legality, zero-sum "
+                                   "rewards, finite observations and hidden-card leaks after every step; "
+                                   "exit status 1 if a check failed.")
+    p.add_argument("--steps", type=int, default=10_000_000, help="random legal agent-steps per variant")
+    p.add_argument("--batch", type=int, default=4096, help="games played at once (B)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the games and the random agents")
+    p.add_argument("--leak-every", type=int, default=4, help="steps between two leak checks of every game")
+    p.add_argument("--variants", nargs="+", default=None, metavar="NAME",
+                   help="rules variants to run (None: all; a wrong name lists them)")
+    p.add_argument("--json", metavar="PATH", help="write the figures as JSON")
+    p.set_defaults(func=cmd_soak)
 
     p = sub.add_parser("rules", parents=[common], formatter_class=HELP, help="print a game's rules object and its variants")
     p.add_argument("game", help=f"one of: {games}")

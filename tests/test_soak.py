@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -90,3 +92,16 @@ def test_main_writes_figures_and_refuses_bad_arguments(tmp_path, capsys):
         with pytest.raises(SystemExit) as e:
             soak.main(bad)
         assert e.value.code == 2
+
+
+def test_deckgym_soak_runs_the_soak_and_refuses_bad_flags(tmp_path, capsys):
+    from deckgym.cli import main as cli
+
+    path = tmp_path / "soak.json"
+    assert cli(["soak", "--steps", "500", "--batch", "16", "--variants", "leastscore_2p", "--json", str(path)]) == 0
+    assert "leastscore_2p" in capsys.readouterr().out
+    assert [r["variant"] for r in json.loads(path.read_text())["results"]] == ["leastscore_2p"]
+    assert cli(["soak", "--variants", "nope"]) == 2
+    assert "valid: racko_2p" in capsys.readouterr().err
+    assert cli(["soak", "--batch", "0"]) == 2
+    assert "--batch must be in [1, inf)" in capsys.readouterr().err
