@@ -48,10 +48,24 @@ class AgentResult:
     rating: float
 
 
+def rules_fields(rules: Any) -> dict[str, Any]:
+    """A rules object as its fields, JSON-ready (tuples as lists): the ``rules`` of every report."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(rules).items()}
+
+
+def rules_text(rules: dict[str, Any]) -> str:
+    """``num_players=2, deck_size=40, ...``: a report's rules on one line."""
+    return ", ".join(f"{k}={v!r}" for k, v in rules.items())
+
+
 @dataclass
 class ArenaReport:
+    """One arena run. Its JSON (:meth:`to_json`) is the schema of every report, the
+    tournament's too: ``game``, ``rules`` (the fields), ``players``, ``deals``, ``seed``,
+    ``matches``, ``lineup`` and one :class:`AgentResult` per agent under ``agents``."""
+
     game: str
-    rules: str
+    rules: dict[str, Any]
     lineup: list[str]
     deals: int
     seed: int
@@ -59,13 +73,14 @@ class ArenaReport:
     agents: list[AgentResult] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["agents"] = [asdict(a) for a in self.agents]
-        return d
+        return {"game": self.game, "rules": dict(self.rules), "players": len(self.lineup), "deals": self.deals,
+                "seed": self.seed, "matches": self.matches, "lineup": list(self.lineup),
+                "agents": [asdict(a) for a in self.agents]}
 
     def table(self) -> str:
         unit = "matches" if self.matches else "rounds"
-        head = f"{self.game} ({self.rules}), {self.deals} duplicate deals × {len(self.lineup)} seatings, seed {self.seed}"
+        head = (f"{self.game} ({rules_text(self.rules)}), {self.deals} duplicate deals × {len(self.lineup)} seatings, "
+                f"seed {self.seed}")
         w = max([28] + [len(a.name) + 2 for a in self.agents])  # long specs widen the column, never shift the rest
         rows = [head, f"{'agent':<{w}}{unit:>9}{'win rate':>10}{'95% CI':>17}{'pts/round':>11}{'rating':>8}"]
         for a in sorted(self.agents, key=lambda a: -a.rating):
@@ -240,7 +255,7 @@ def evaluate(
     wins, games, points, rounds, pair = (total[k] for k in ("wins", "games", "points", "rounds", "pair"))
     np.fill_diagonal(pair, 0.0)
     ratings = bradley_terry_elo(pair)
-    report = ArenaReport(game, repr(rules), lineup, deals, seed, matches)
+    report = ArenaReport(game, rules_fields(rules), lineup, deals, seed, matches)
     for name in dict.fromkeys(lineup):  # reported in order of first seat
         k = names.index(name)
         lo, hi = wilson_interval(wins[k], int(games[k]))
@@ -266,6 +281,8 @@ def save_chart(report: ArenaReport, path: str) -> None:
     err = np.array([[a.win_rate - a.ci_low for a in agents], [a.ci_high - a.win_rate for a in agents]])
     err = np.clip(err, 0.0, None)
     ax.barh([a.name for a in agents], rates, xerr=err, color="#4C72B0", capsize=4)
+    for y, a in enumerate(agents):  # the value beside each bar, past its interval
+        ax.text(min(a.ci_high + 0.01, 0.93), y, f"{a.win_rate:.3f}", va="center", fontsize=9)
     ax.axvline(1 / len(report.lineup), color="grey", linestyle="--", linewidth=1, label="fair share")
     ax.set_xlim(0, 1)
     ax.set_xlabel("win rate (95% CI)")

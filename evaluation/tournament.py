@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from evaluation.arena import evaluate
+from evaluation.arena import AgentResult, evaluate
 from evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
@@ -33,21 +33,33 @@ class PairResult:
 
 @dataclass
 class TournamentReport:
+    """A round robin. Its JSON is the arena's schema (:class:`evaluation.arena.ArenaReport`:
+    ``agents`` holds each agent's totals over all its pairs, ``lineup`` the agents as given)
+    plus ``pairs``, the cross-table."""
+
     game: str
+    rules: dict[str, Any]
     players: int
     deals: int
     seed: int
-    agents: list[str]
-    ratings: dict[str, float] = field(default_factory=dict)
+    lineup: list[str]
+    agents: list[AgentResult] = field(default_factory=list)
     pairs: list[PairResult] = field(default_factory=list)
 
+    @property
+    def ratings(self) -> dict[str, float]:
+        """``{spec: rating}``, one Bradley–Terry fit on all the games."""
+        return {a.name: a.rating for a in self.agents}
+
     def to_json(self) -> dict[str, Any]:
-        return {**{k: v for k, v in asdict(self).items() if k != "pairs"}, "pairs": [asdict(p) for p in self.pairs]}
+        return {"game": self.game, "rules": dict(self.rules), "players": self.players, "deals": self.deals,
+                "seed": self.seed, "matches": False, "lineup": list(self.lineup),
+                "agents": [asdict(a) for a in self.agents], "pairs": [asdict(p) for p in self.pairs]}
 
     def table(self) -> str:
         """The cross-table; rows and columns are labelled alike (:func:`short_name`) and every
         column is as wide as its longest entry."""
-        order = sorted(self.agents, key=lambda s: -self.ratings[s])
+        order = sorted(self.lineup, key=lambda s: -self.ratings[s])
         labels = [short_name(s) for s in order]
         cell = {(p.a, p.b): p for p in self.pairs}
 
@@ -71,6 +83,9 @@ class TournamentReport:
         return "\n".join(lines)
 
 
+MEAN_RATING = 1500.0  # the ratings' mean (bradley_terry_elo centres them there)
+
+
 def short_name(spec: str) -> str:
     """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p``, ``rllib:models/racko_2p_rllib`` →
     ``rllib:racko_2p_rllib`` (column headers, chart labels)."""
@@ -89,11 +104,13 @@ def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: 
         raise ValueError(f"a tournament needs at least two distinct agents, got {specs}")
     k = len(specs)
     pair_wins = np.zeros((k, k))
-    report = TournamentReport(game, players, deals, seed, list(specs))
+    wins, games, points = np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(k)
+    report = TournamentReport(game, {}, players, deals, seed, list(specs))
     for i, j in itertools.combinations(range(k), 2):
         lineup = [specs[i], specs[j]] * (players // 2) + [specs[i]] * (players % 2)
         res = evaluate(game, lineup, deals=deals, seed=seed, players=players, rules_kwargs=rules_kwargs,
                        progress=progress)
+        report.rules = res.rules
         by = {a.name: a for a in res.agents}
         wa, wb = by[specs[i]].wins, by[specs[j]].wins
         n = wa + wb
@@ -102,7 +119,16 @@ def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: 
                                        by[specs[i]].mean_points, by[specs[j]].mean_points))
         pair_wins[i, j] += wa
         pair_wins[j, i] += wb
-    report.ratings = dict(zip(specs, map(float, bradley_terry_elo(pair_wins))))
+        for m in (i, j):  # rounds, so an agent's games are its rounds
+            a = by[specs[m]]
+            wins[m] += a.wins
+            games[m] += a.games
+            points[m] += a.mean_points * a.games
+    ratings = bradley_terry_elo(pair_wins)
+    for m, spec in enumerate(specs):
+        lo, hi = wilson_interval(wins[m], int(games[m]))
+        report.agents.append(AgentResult(spec, int(games[m]), float(wins[m]), float(wins[m] / max(games[m], 1)),
+                                         lo, hi, float(points[m] / max(games[m], 1)), float(ratings[m])))
     return report
 
 
@@ -113,7 +139,7 @@ def save_tournament_chart(report: TournamentReport, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    order = sorted(report.agents, key=lambda s: -report.ratings[s])
+    order = sorted(report.lineup, key=lambda s: -report.ratings[s])
     n = len(order)
     grid = np.full((n, n), np.nan)
     for p in report.pairs:
@@ -133,9 +159,17 @@ def save_tournament_chart(report: TournamentReport, path: str) -> None:
     ax1.set_yticks(range(n), labels)
     ax1.set_title("share of wins, row vs column")
     fig.colorbar(im, ax=ax1, fraction=0.046)
-    ax2.barh(labels[::-1], [report.ratings[s] for s in order[::-1]], color="#4C72B0")
-    ax2.set_xlim(min(report.ratings.values()) - 100, max(report.ratings.values()) + 100)
-    ax2.set_title("rating (Elo scale)")
+    # bars from the mean rating, 1500 (an average agent), so a bar's length and side say how far
+    # above or below average it is; each bar is labelled with its rating
+    values = [report.ratings[s] for s in order[::-1]]
+    ax2.barh(labels[::-1], [v - MEAN_RATING for v in values], left=MEAN_RATING, color="#4C72B0")
+    ax2.axvline(MEAN_RATING, color="grey", linewidth=1)
+    reach = max(max(abs(v - MEAN_RATING) for v in values), 50) * 1.45
+    ax2.set_xlim(MEAN_RATING - reach, MEAN_RATING + reach)
+    for y, v in enumerate(values):
+        ax2.text(v, y, f" {v:.0f} ", va="center", ha="left" if v >= MEAN_RATING else "right", fontsize=9)
+    ax2.set_yticks(range(n), [""] * n)  # the labels are the heatmap's, on the same rows
+    ax2.set_title("rating (Elo scale, mean 1500)")
     fig.suptitle(f"{report.game}, {report.players} players, {report.deals} duplicate deals per pair")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -110,6 +110,48 @@ def test_json_and_chart_are_written(tmp_path):
         assert row["ci_low"] <= row["win_rate"] <= row["ci_high"]
 
 
+def test_arena_and_tournament_json_share_one_schema_with_the_rules_as_fields(tmp_path):
+    from deckgym.registration import game
+    from evaluation.arena import save_json
+
+    kw = dict(deals=4, seed=0, rules_kwargs={"max_turns": 40})
+    arena = evaluate("leastscore", ["leastscore:greedy", "random"], players=4, **kw)
+    cup = tournament("leastscore", ["leastscore:greedy", "random", "leastscore:counting"], players=4, **kw)
+    for report, name in ((arena, "a.json"), (cup, "t.json")):
+        save_json(report, str(tmp_path / name))
+    a, t = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "t.json"))
+    assert set(t) - set(a) == {"pairs"} and set(a) <= set(t)
+    assert set(a["agents"][0]) == set(t["agents"][0])
+    for d in (a, t):
+        assert isinstance(d["rules"], dict) and d["rules"]["max_turns"] == 40 and d["players"] == 4
+        # the fields rebuild the very rules that were played
+        assert game("leastscore").make_rules(**d["rules"]) == game("leastscore").make_rules(num_players=4, max_turns=40)
+    by = {r["name"]: r for r in t["agents"]}
+    assert by["random"]["games"] == 2 * 4 * 4 * 2  # two pairs, 4 deals, 4 seatings, 2 seats of 4
+    # each game's win shares add up to one, so the agents' wins are the pairs' games
+    assert sum(r["wins"] for r in t["agents"]) == pytest.approx(sum(p["games"] for p in t["pairs"]))
+    assert cup.ratings == {r["name"]: r["rating"] for r in t["agents"]}
+
+
+def test_rating_chart_bars_start_at_the_mean_and_carry_their_values(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    from evaluation.tournament import save_tournament_chart
+
+    seen = []
+    real = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (seen.append(fig), real(fig, *a, **k)))
+    rep = tournament("racko", ["random", "racko:bucket", "racko:ranges"], deals=6, seed=0, rules_kwargs={"max_turns": 60})
+    save_tournament_chart(rep, str(tmp_path / "t.png"))
+    bars_ax = next(ax for ax in seen[0].axes if ax.get_title().startswith("rating"))
+    lefts = {round(b.get_x(), 6) for b in bars_ax.patches}
+    assert lefts == {1500.0}  # every bar grows from the mean rating, not from the axis' edge
+    texts = {t.get_text().strip() for t in bars_ax.texts}
+    assert {f"{r:.0f}" for r in rep.ratings.values()} <= texts
+    lo, hi = bars_ax.get_xlim()
+    assert lo < min(rep.ratings.values()) and hi > max(rep.ratings.values())
+
+
 def test_tournament_cross_table_is_consistent():
     rep = tournament("racko", ["random", "racko:bucket", "racko:ranges"], deals=10, seed=0,
                      rules_kwargs={"max_turns": 60})

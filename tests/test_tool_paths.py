@@ -74,7 +74,7 @@ def test_demo_overwrites_existing_results(tmp_path, monkeypatch, capsys):
     for name in ("racko.json", "racko.png"):
         (tmp_path / name).write_text("old")
     assert evaluation.demo.main(["--games", "1", "--game", "racko", "--out", str(tmp_path), "--models", str(tmp_path)]) == 0
-    assert json.loads((tmp_path / "racko.json").read_text())["agents"] == ["random", "racko:bucket"]
+    assert json.loads((tmp_path / "racko.json").read_text())["lineup"] == ["random", "racko:bucket"]
     assert (tmp_path / "racko.png").read_bytes()[:4] == b"\x89PNG"
 
 
