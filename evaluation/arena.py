@@ -112,7 +112,8 @@ def seatings(lineup: list[str]) -> np.ndarray:
 
 
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
-               seed: int, chunk: int, first: int, end: int) -> dict[str, np.ndarray]:
+               seed: int, chunk: int, first: int, end: int,
+               progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
     ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
@@ -120,6 +121,7 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     chunk, its spec)``, so a chunk plays the same wherever and whenever it runs, and whatever
     the order of the lineup. Returns the chunk's tallies per agent (in :func:`agent_order`):
     ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``.
+    ``progress(n)`` is called as games finish, with how many just did.
     """
     entry = game_entry(game)
     rules = entry.make_rules(**rules_kwargs)
@@ -151,6 +153,8 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
             owners = seat_owner[turn.games[d]]
             np.add.at(t["wins"], owners.ravel(), share.ravel())
             np.add.at(t["games"], owners.ravel(), 1)
+            if progress:
+                progress(len(d))
             for i in range(P):  # pairwise results for the rating (loop over seats, not games)
                 for j in range(P):
                     if i != j:
@@ -244,10 +248,8 @@ def evaluate(
         tallies = [t for t, _ in play_chunks_on_ray(jobs, ray, progress=progress)]
     else:
         tallies = []
-        for job in jobs:
-            tallies.append(play_chunk(*job))
-            if progress:
-                progress((job[8] - job[7]) * num_players)
+        for job in jobs:  # progress as the games finish, not once per chunk
+            tallies.append(play_chunk(*job, progress=progress))
     # summed in chunk order, whatever order the chunks finished in: the same floats every time
     total = {key: np.array(v) for key, v in tallies[0].items()}  # own, writable copies (Ray returns read-only views)
     for t in tallies[1:]:

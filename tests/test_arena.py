@@ -276,3 +276,10 @@ def test_cli_bench_features_times_every_supported_version(tmp_path, game):
     versions = importlib.import_module(f"{game}_env.features").SUPPORTED_VERSIONS
     assert [k for k in figures if k.startswith("features")] == [f"features v{v} B=128" for v in versions]
     assert all(figures[f"features v{v} B=128"] > 0 for v in versions)
+
+
+def test_progress_advances_while_the_games_are_played():
+    calls = []
+    evaluate("racko", ["racko:bucket", "random"], deals=30, seed=0, progress=calls.append,
+             rules_kwargs={"max_turns": 60})  # one chunk: a bar fed per chunk would jump from 0 to 100%
+    assert sum(calls) == 60 and len(calls) > 3
