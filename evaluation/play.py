@@ -78,6 +78,9 @@ class PlaySession:
         if not (isinstance(seat, (int, np.integer)) and 0 <= seat < P):
             raise ValueError(f"seat must be in 0..{P - 1}, got {seat!r}")
         self.core = entry.make_core(self.rules, episode="match" if match else "round", reward="win")
+        # a round's last step replayed on a round-episode core shows the cards as the round ended
+        # (a match core has dealt the next round by then): the hands revealed at the end of a round
+        self.round_core = entry.make_core(self.rules, episode="round", reward="win") if match else self.core
         self.match = match
         self.seat = int(seat)
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
@@ -151,6 +154,7 @@ class PlaySession:
                         raise RuntimeError(f"agent {self.specs[cur]!r} chose the illegal action {a}")
                 if self.game == "leastscore" and a == DECLARE:
                     declarer = cur
+                before_step = self.state.take(np.array([0]))
                 res = self.core.step(self.state, np.array([a], dtype=np.int64))
                 over = bool(res.round_over[0])
                 if cur != self.seat and not out_told:
@@ -161,7 +165,11 @@ class PlaySession:
                 if over:
                     in_round = [(self.seat + i) % P for i in range(P) if before["alive"][i]] \
                         if self.game == "leastscore" else list(range(P))
-                    self.end_of_round(res, declarer, sorted(in_round))
+                    if self.match:
+                        self.round_core.step(before_step, np.array([a], dtype=np.int64))
+                    else:
+                        before_step = self.state
+                    self.end_of_round(res, declarer, sorted(in_round), before_step)
                     declarer, partial = None, None
                     if res.terminated[0] or res.truncated[0]:
                         return self.final(res)
@@ -235,7 +243,8 @@ class PlaySession:
                    + ("; ..." if len(hits) > 3 else "") + ")"
         return f"{raw_quote(text)} is not a legal move now ({self.text.hint(v)})"
 
-    def end_of_round(self, res: Any, declarer: int | None, in_round: list[int]) -> None:
+    def end_of_round(self, res: Any, declarer: int | None, in_round: list[int], final: Any) -> None:
+        """The round's result; ``final`` is the state as the round ended, every hand shown (R8, L7)."""
         self.say()
         if self.events:
             self.say("Since your last turn:")
@@ -247,7 +256,7 @@ class PlaySession:
             lines = self.text.round_result(res, self.labels, self.seat, declarer, in_round)
         else:
             lines = self.text.round_result(res, self.labels, self.seat)
-        for line in lines:
+        for line in lines + self.text.reveal(self.round_core.state_dict(final, 0), self.labels, self.seat, in_round):
             self.say(line)
         if self.game == "leastscore" and self.match and not res.terminated[0]:
             tot = res.total_points[0]

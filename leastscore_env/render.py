@@ -42,18 +42,28 @@ def _table(core, state, b: int) -> dict:
     }
 
 
+def _declarer(core, t: dict) -> int | None:
+    """Who declared, on a round that ended before the cap (L7): the player to move stays the declarer."""
+    return t["cur"] if t["over"] and t["turn"] < core.rules.max_turns else None
+
+
+def _over(core, t: dict) -> str:
+    d = _declarer(core, t)
+    return f"over: player_{d} declared" if d is not None else f"over: capped at {core.rules.max_turns} turns (L10)"
+
+
 def ansi(core, state, b: int = 0) -> str:
     """A text picture of game ``b``: hands (suit symbols), floor, deck size, scores, turn."""
     t = _table(core, state, b)
     lines = [
         f"Least Score  round {t['round']}  turn {t['turn']}  "
-        + ("(over)" if t["over"] else f"player_{t['cur']} to {t['phase']}"),
+        + (f"({_over(core, t)})" if t["over"] else f"player_{t['cur']} to {t['phase']}"),
         f"floor: {' '.join(_sym(c) for c in t['floor']) or '-'}"
         + (f"   just discarded: {' '.join(_sym(c) for c in t['discard'])}" if t["discard"] else ""),
         f"deck: {t['deck']} cards   dead pile: {t['dead']} cards",
     ]
     for p, hand in enumerate(t["hands"]):
-        mark = ">" if p == t["cur"] and not t["over"] else " "
+        mark = "D" if p == _declarer(core, t) else ">" if p == t["cur"] and not t["over"] else " "
         if not t["alive"][p]:
             lines.append(f"{mark} player_{p}: eliminated   score {t['scores'][p]}")
             continue
@@ -104,7 +114,7 @@ def rgb_array(core, state, b: int = 0) -> np.ndarray:
     H = (P + 1) * row_h + 30
     img = Image.new("RGB", (W, H), (20, 100, 50))
     draw = ImageDraw.Draw(img)
-    title = f"round {t['round']}  turn {t['turn']}  " + ("over" if t["over"] else f"player_{t['cur']}: {t['phase']}")
+    title = f"round {t['round']}  turn {t['turn']}  " + (_over(core, t) if t["over"] else f"player_{t['cur']}: {t['phase']}")
     draw.text((_GAP, _GAP), title, fill=(255, 255, 255))
     y = 30
     draw.text((_GAP, y + _GAP), f"floor\ndeck {t['deck']}\ndead {t['dead']}", fill=(255, 255, 255))

@@ -32,9 +32,11 @@ class LeastScoreText:
         return " ".join(self.card(c) for c in ids)
 
     def intro(self) -> list[str]:
-        return ["Goal: the lowest hand total (A=1, 2-10, J/Q/K=10). Each turn: declare, or discard a single, "
-                "a pair, all four of a rank, a run of 3 or 5 ranks or a 5-card flush,",
-                "then take the top of the deck or one card of the floor (the previous player's discards) (L4-L7)."]
+        # one line per idea, each short enough for an 80-column terminal
+        return ["Goal: the lowest hand total (A=1, 2-10, J/Q/K=10).",
+                "Each turn: declare (L7), or discard a group (L5) and then take a card (L4).",
+                "  Groups: a single, a pair, all four of a rank, a run of 3 or 5 ranks, a flush.",
+                "  Take the top of the deck or one floor card (the previous player's discards)."]
 
     def total(self, ids: Any) -> int:
         return int(sum(self.cards.card_value(c) for c in ids))
@@ -98,6 +100,15 @@ class LeastScoreText:
         discards.sort(key=lambda t: (-t[0], t[1]))
         return [m for *_, m in discards] + others
 
+    def reveal(self, table: dict, labels: list[str], me: int, in_round: list[int]) -> list[str]:
+        """The hands of the players in the round, as it ended (shown at a declaration, L7)."""
+        w = max(len(labels[s]) for s in in_round)
+        lines = ["Hands shown:"]
+        for s in in_round:
+            ids = [self.cards.parse_card(c) for c in table["hands"][s]]
+            lines.append(f"  {labels[s]:<{w}}  {self.cardlist(ids):<{3 * HAND_MAX + 4}} total {self.total(ids):>2}")
+        return lines
+
     def hint(self, v: dict) -> str:
         if v["phase"] == 0:
             return "discard a legal group from your hand" + (" or declare" if v["can_declare"] else "")
@@ -160,8 +171,6 @@ class LeastScoreText:
             lines.append(f"{names[declarer]} declared with a total of {d}: "
                          + ("correct, the lowest hand (L8)." if ok else
                             f"false, someone had less: {self.rules.penalty} + the difference (L8)."))
-            seats = in_round if in_round is not None else range(P)
-            lines.append("Hands shown (L7), totals: " + ", ".join(f"{names[s]} {int(tot[s])}" for s in seats))
         else:
             lines.append(f"Nobody declared within {self.rules.max_turns} turns (L10): no points this round.")
         for s in range(P):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from racko_env.rack_tables import longest_run, r8_points
+
 __all__ = ["ansi", "rgb_array"]
 
 
@@ -12,6 +14,18 @@ def _info(core, state, b: int) -> dict:
     d = core.state_dict(state, b)
     d["known"] = [set(k) for k in d["known_slots"]]
     return d
+
+
+def _status(core, d: dict) -> str:
+    """Whose move it is, or how the round ended (went out, R7; capped, R9)."""
+    out = [p for p, rack in enumerate(d["racks"]) if core.rules.min_run_to_win <= 1 or
+           int(longest_run(np.array(rack))) >= core.rules.min_run_to_win]
+    out = [p for p in out if int(r8_points(np.array(d["racks"][p]))) == 50 and d["phase"] == "choose"]
+    if out:
+        return f"round over: P{out[0]} went out"
+    if d["turn"] >= core.rules.max_turns and d["phase"] == "choose":
+        return f"round over: capped at {core.rules.max_turns} turns (R9)"
+    return f"P{d['player']} to play, phase {d['phase']}" + (f", holding {d['hand']}" if d["hand"] else "")
 
 
 def ansi(core, state, b: int = 0) -> str:
@@ -26,7 +40,7 @@ def ansi(core, state, b: int = 0) -> str:
     ]
     for p, rack in enumerate(d["racks"]):
         cells = " ".join(f"{c:>3}{'*' if (i + 1) in d['known'][p] else ' '}" for i, c in enumerate(rack))
-        mark = ">" if p == d["player"] else " "
+        mark = ">" if p == d["player"] and not _status(core, d).startswith("round over") else " "
         lines.append(f"{mark} P{p} [{cells}]  total {d['totals'][p]}")
     top = d["discard_pile"][-1] if d["discard_pile"] else None
     lines.append(
@@ -34,7 +48,7 @@ def ansi(core, state, b: int = 0) -> str:
         + (f" (top {d['draw_pile'][0]})" if d["draw_pile"] else "")
         + f"   discard pile: {len(d['discard_pile'])} cards (top {top if top is not None else '-'})"
     )
-    lines.append(f"  P{d['player']} to play, phase {d['phase']}" + (f", holding {d['hand']}" if d["hand"] else ""))
+    lines.append("  " + _status(core, d))
     return "\n".join(lines)
 
 
@@ -96,9 +110,8 @@ def rgb_array(core, state, b: int = 0) -> np.ndarray:
     else:
         draw.rectangle([x1, y0, x1 + 70, y0 + 100], outline=(230, 230, 230), width=2)
     x2 = x1 + 100
-    status = f"turn {d['turn']}  P{d['player']}: {d['phase']}"
+    status = f"turn {d['turn']}  " + _status(core, d)
     if d["hand"]:
-        status += f"  holding {d['hand']}"
         draw.rectangle([x2, y0 + 30, x2 + 50, y0 + 100], fill=_card_colour(d["hand"], n), outline=_HILITE, width=2)
         draw.text((x2 + 8, y0 + 36), f"{d['hand']}", fill=(0, 0, 0), font=font)
     draw.text((x2 + 70, y0 + 10), status, fill=_TEXT)

@@ -56,11 +56,26 @@ class RackoText:
                  "  slot " + "".join(f"{k:>{width}}" for k in range(1, 11)),
                  "  card " + "".join(f"{self.card(c):>{width}}" for c in rack)]
         pts = int(r8_points(np.asarray(rack)))
-        lines.append(f"  in order from slot 1 up to slot {pts // 5} ({pts} points if the round ended now)")
+        lines.append("  " + self.order_text(pts // 5) + f": {pts} points if the round ended now (R8)")
         if v["hand"]:
             how = "drawn from the pile" if v["phase"] == 2 else "taken from the discard pile"
             lines.append(f"You hold {self.card(v['hand'])} ({how}).")
         return lines
+
+    @staticmethod
+    def order_text(n: int) -> str:
+        """How much of a rack counts under R8, from the number ``n`` of cards increasing from slot 1."""
+        if n >= 10:
+            return "all 10 cards increase from slot 1"
+        if n == 1:
+            return "slot 2 is already lower than slot 1, so only slot 1 counts"
+        return f"slots 1-{n} increase, slot {n + 1} breaks the order"
+
+    def reveal(self, table: dict, labels: list[str], me: int, in_round: list[int]) -> list[str]:
+        """Every rack as the round ended (the racks are shown to score, R8)."""
+        w = max(len(labels[s]) for s in range(len(labels)))
+        return ["Racks shown:"] + [f"  {labels[s]:<{w}}  " + " ".join(f"{self.card(c):>2}" for c in table["racks"][s])
+                                   for s in range(len(labels))]
 
     def moves(self, v: dict, mask: np.ndarray) -> list[Move]:
         out = []
@@ -114,9 +129,9 @@ class RackoText:
         w = max(len(n) for n in names)
         lines = []
         if went.any():
-            w = int(np.flatnonzero(went)[0])
-            bonus = int(res.extra["run_bonus"][0, w])
-            lines.append(f"{names[w]} went out: Rack-O!" + (f" (run bonus {bonus})" if bonus else ""))
+            out = int(np.flatnonzero(went)[0])
+            bonus = int(res.extra["run_bonus"][0, out])
+            lines.append(f"{names[out]} went out: Rack-O!" + (f" (run bonus {bonus})" if bonus else ""))
         else:
             lines.append(f"No Rack-O within {self.rules.max_turns} turns (R9): the most points win the round.")
         for s in range(P):

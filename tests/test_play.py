@@ -34,6 +34,8 @@ class CheckedOutput(io.StringIO):
         self.cards_checked = 0
         self.known_lines_checked = 0
         self.ever_public: set[int] = set()  # cards that were public to the human at some point
+        self.revealing = False  # inside the hands shown at the end of a round (public then, R8 / L7)
+        self.revealed_lines = 0
 
     def watch(self, session: PlaySession) -> None:
         """Track what is public before and after every step (in a match the round's last step
@@ -52,8 +54,16 @@ class CheckedOutput(io.StringIO):
         session.core.step = watched
 
     def write(self, text: str) -> int:
-        if self.session is not None and self.session.state is not None:
-            check_public(self.session, text, self)
+        if text.startswith(("Racks shown:", "Hands shown:")):
+            self.revealing = True
+        elif self.revealing and text.startswith("  "):
+            self.revealed_lines += 1
+            if self.session is not None and not self.session.match:  # the round's last state is the state
+                check_revealed(self.session, text)
+        else:
+            self.revealing = False
+            if self.session is not None and self.session.state is not None:
+                check_public(self.session, text, self)
         return super().write(text)
 
 
@@ -67,6 +77,16 @@ def allowed_cards(s: PlaySession) -> set[int]:
             own.add(d["hand"])
         return own | set(d["seen"])
     return {parse_card(c) for c in d["hands"][me] + d["seen"]}
+
+
+def check_revealed(s: PlaySession, line: str) -> None:
+    """A line of the hands shown at the end of a round holds that player's cards as the round ended."""
+    seat = int(re.search(r"player_(\d+)", line).group(1))
+    d = s.core.state_dict(s.state, 0)
+    if s.game == "racko":
+        assert [int(x) for x in RACKO_CARD.findall(line)] == d["racks"][seat], line
+    else:
+        assert sorted(parse_card(x) for x in LS_CARD.findall(line)) == sorted(parse_card(c) for c in d["hands"][seat]), line
 
 
 def hidden_cards(s: PlaySession) -> set[int]:
@@ -185,6 +205,67 @@ def test_racko_round_against_each_heuristic(marked_racko_cards, opponent):
     assert out.cards_checked > 100 and out.known_lines_checked > 5
     assert "Since your last turn:" in text and f"player_1 ({opponent})" in text
     assert re.search(r"player_1 (took the discard <\d+>|drew from the pile) and (put it in slot \d+|discarded)", text)
+
+
+def _score_columns(text: str) -> set[tuple[int, int]]:
+    return {(line.index("round points"), line.index("total")) for line in text.splitlines() if "round points" in line}
+
+
+def test_racko_end_of_round_shows_every_rack_and_lines_up_the_scores(marked_racko_cards):
+    for seed in (7, 8):
+        s, out, script, result = run_scripted("racko", ["racko:sequence"], seed=seed, rules_kwargs={"max_turns": 80})
+        text = out.getvalue()
+        assert "Racks shown:" in text and out.revealed_lines == 2  # checked against the final racks
+        assert len(_score_columns(text)) == 1, text[text.rindex("=== End"):]
+        assert "up to slot" not in text and re.search(r"slots 1-\d+ increase, slot \d+ breaks the order|"
+                                                      r"slot 2 is already lower than slot 1|all 10 cards", text)
+
+
+@pytest.mark.parametrize("n, words", [(1, "only slot 1 counts"), (4, "slots 1-4 increase, slot 5 breaks"),
+                                      (10, "all 10 cards")])
+def test_racko_order_line_says_what_counts(n, words):
+    assert words in RackoText.order_text(n)
+
+
+def test_leastscore_end_of_round_shows_the_hands_and_the_intro_fits_80_columns():
+    s, out, script, result = run_scripted("leastscore", ["leastscore:counting"], seed=11)
+    text = out.getvalue()
+    assert "Hands shown:" in text and out.revealed_lines == 4
+    assert len(_score_columns(text)) == 1
+    assert all(len(line) <= 80 for line in s.text.intro())
+
+
+def test_renders_say_how_a_round_ended():
+    import leastscore_env
+    import racko_env
+
+    for env, words in ((racko_env.env(num_players=2, render_mode="ansi", max_turns=2), "capped at 2 turns"),
+                       (leastscore_env.env(render_mode="ansi", max_turns=3), "capped at 3 turns")):
+        env.reset(seed=1)
+        for _ in env.agent_iter():
+            obs, *_, term, trunc, _ = env.last()
+            env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        text = env.render()
+        assert words in text and "to play" not in text and "choose" not in text
+        assert not re.search(r"^>", text, re.M)  # nobody marked to move
+
+
+def test_leastscore_render_marks_the_declarer():
+    import leastscore_env
+    from leastscore_env.core import DECLARE
+
+    env = leastscore_env.env(render_mode="ansi")
+    env.reset(seed=4)
+    for agent in env.agent_iter():
+        obs, *_, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(DECLARE if DECLARE in legal else int(legal[0]))
+    text = env.render()
+    declarer = int(re.search(r"over: player_(\d+) declared", text).group(1))
+    assert re.search(rf"^D player_{declarer}:", text, re.M)
 
 
 @pytest.mark.parametrize("opponent", ["leastscore:greedy", "leastscore:counting"])
