@@ -102,6 +102,16 @@ def test_each_readme_python_snippet_runs_pasted_alone(number):
     assert run.returncode == 0, f"README python snippet {number + 1} fails:\n{code}\n{run.stderr[-2000:]}"
 
 
+@pytest.mark.parametrize("doc", ["README.md", "EVALUATION.md", "BENCHMARKS.md"])
+def test_user_documents_hold_current_figures_not_lab_notes(doc):
+    """History (commits compared, before/after tables) lives in docs/notes/, not in the user documents."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert not re.search(r"`[0-9a-f]{7,40}`|\bcommits? [0-9a-f]{7}\b", text), f"{doc} cites a commit"
+    assert not re.search(r"^\| *(code|before|goal|target) *\|", text, re.M | re.I), f"{doc} has a before/after or goal table"
+    if doc == "BENCHMARKS.md":
+        assert len(text.splitlines()) <= 250
+
+
 MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
