@@ -297,6 +297,14 @@ class PPOAgent(Agent):
             latent = p.mlp_extractor.forward_actor(features)
             return p.action_net(latent).numpy()
 
+    def action_probs(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``(B, A)`` the policy's probabilities over the legal actions (0 for illegal ones),
+        what replays show as policy bars; draws no random numbers."""
+        masks = np.asarray(action_masks, dtype=bool)
+        logits = np.where(masks, self.logits(observations), -np.inf).astype(np.float64)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=bool)
         if len(masks) == 0:

@@ -105,6 +105,7 @@ def play_out(
     names: Sequence[str] | None = None,
     drop_finished: bool = True,
     before_step: Callable[[Turn], None] | None = None,
+    after_step: Callable[[Turn], None] | None = None,
 ) -> Iterator[Turn]:
     """Play ``state`` (a batch of ``B`` games, stepped in place) and yield each :class:`Turn`.
 
@@ -112,7 +113,8 @@ def play_out(
     (the game waits when that seat is to move). ``names`` label the agents in errors
     (default: their ``spec``). ``before_step(turn)`` sees each step before it is made and
     may change ``turn.actions`` in place (an analysis substituting decisions; it must keep
-    them legal). The loop ends as described in the module docstring.
+    them legal). ``after_step(turn)`` sees each step once it is made, before it is yielded
+    (a recorder, :mod:`deckgym.replay`). The loop ends as described in the module docstring.
     """
     games = np.arange(state.batch_size)
     while state.batch_size:
@@ -135,6 +137,8 @@ def play_out(
         turn.result = core.step(sub, turn.actions, check=False)
         if not whole:
             state.put(movers, sub)
+        if after_step is not None:
+            after_step(turn)
         yield turn
         if drop_finished:
             done = turn.finished

@@ -87,7 +87,8 @@ class RackoTurns:
         place = (ph != CHOOSE) & (is_slot | (a == DISCARD_DRAWN))
         self._t_place = place
         self._t_place_p = np.where(place, P, 0).astype(np.int8)
-        self._next_seat = (np.arange(2 * P) + np.arange(2 * P) // P) % P  # seat p (+P if the turn ends)
+        # int8, the dtype of ``player``: a wider table would widen the field on every step
+        self._next_seat = ((np.arange(2 * P) + np.arange(2 * P) // P) % P).astype(np.int8)  # seat p (+P if the turn ends)
         # Public flags: a discarded card becomes seen and in the discard pile; a taken one
         # stays seen and leaves it; a drawn card is not touched (index 0 is a dummy).
         self._t_touch = place | (choose & (a == TAKE))

@@ -1,0 +1,328 @@
+"""Replays: a game as JSON Lines, written while it is played, read back and re-simulated.
+
+One file per game (schema: ``docs/REPLAYS.md``): a ``header`` line (game, rules, episode,
+each seat's agent spec, seed, deal id, deckgym version), one ``decision`` line per move
+(seat, phase, the action, its name, the legal actions, the full state before the move,
+the acting seat's decoded observation, the agent's action probabilities when it exposes
+them), a ``round`` line at the end of every round of a match but the last, and an
+``end`` line (round points, winners, why the round ended, the final state).
+
+Every state is written twice: readable (``core.state_dict``, for people and the god view)
+and raw (each state field's bytes, base64), so :func:`resimulate` can re-deal the game from
+its seed and deal id, replay the actions and check that every state is the same bit for bit.
+
+    for turn in play_out(core, state, agents, owner, before_step=rec.before_step, after_step=rec.after_step):
+        ...
+    rec.records  # {game row: GameRecord}, finished ones have .done
+
+:class:`GameRecord` records one game from any loop (terminal or browser play);
+:class:`Recorder` records chosen rows of a batch through :func:`deckgym.playout.play_out`'s hooks.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import importlib
+import json
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from deckgym import __version__
+from deckgym.registration import game as game_entry
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "GameRecord", "Recorder", "Replay", "ReplayError", "load", "resimulate",
+           "make_header", "end_reason", "jsonable", "move_namer"]
+
+FORMAT = "deckgym-replay"
+FORMAT_VERSION = 1
+
+
+class ReplayError(ValueError):
+    """A replay file that is not one (bad JSON, a missing line or field) or does not re-simulate."""
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy values as plain JSON values (arrays as lists) and rules objects dropped."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items() if k != "rules"}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def raw_state(state: Any, b: int) -> dict[str, str]:
+    """Game ``b``'s state fields as base64 of their bytes (what "bit for bit" compares)."""
+    return {f.name: base64.b64encode(np.ascontiguousarray(getattr(state, f.name)[b]).tobytes()).decode("ascii")
+            for f in fields(state)}
+
+
+def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
+    """A batch of one game (B = 1) holding the state written by :func:`raw_state`."""
+    template = core.init(1, 0)
+    out = {}
+    for f in fields(template):
+        ref = getattr(template, f.name)
+        if f.name not in raw:
+            raise ReplayError(f"raw state lacks the field {f.name!r}")
+        buf = base64.b64decode(raw[f.name])
+        if len(buf) != ref[0].nbytes:
+            raise ReplayError(f"raw state field {f.name!r} has {len(buf)} bytes, expected {ref[0].nbytes}")
+        out[f.name] = np.frombuffer(buf, dtype=ref.dtype).reshape(ref.shape).copy()
+    return type(template)(**out)
+
+
+def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]] | None:
+    """``names(view, mask) -> {action: move name}``: the moves as the terminal names them
+    (``<game>_env.terminal``), or ``None`` when the game has no terminal text."""
+    try:
+        term = importlib.import_module(game_entry(game).module + ".terminal")
+    except ImportError:
+        return None
+    text = term.GameText(core) if hasattr(term, "GameText") else None
+    if text is None:
+        return None
+
+    def names(view: dict, mask: np.ndarray) -> dict[int, str]:
+        return {m.action: m.name for m in text.moves(view, mask)}
+
+    return names
+
+
+def make_header(game: str, core: Any, seats: Sequence[str], seed: int, deal: int, **extra: Any) -> dict[str, Any]:
+    """The first line of a replay: what is needed to deal the game again and to label it."""
+    rules = core.rules
+    return {"type": "header", "format": FORMAT, "version": FORMAT_VERSION, "game": game,
+            "rules": jsonable(dataclasses.asdict(rules)), "rules_repr": repr(rules), "episode": core.episode,
+            "num_players": int(core.num_players), "seats": list(seats), "seed": int(seed), "deal": int(deal),
+            "deckgym_version": __version__, "action_names": list(core.action_names),
+            "phase_names": list(core.phase_names), **extra}
+
+
+def end_reason(game: str, core: Any, result: Any, r: int, last_action: int) -> str:
+    """Why a round ended: ``"rack-o"`` or ``"cap"`` (R9) in Rack-O; ``"declare"`` or ``"cap"`` (L10) in Least Score."""
+    if game == "racko":
+        went = result.extra.get("went_out")
+        return "rack-o" if went is not None and bool(went[r].any()) else "cap"
+    return "declare" if core.action_names[int(last_action)] == "declare" else "cap"
+
+
+def _decoded(core: Any, obs_row: np.ndarray) -> dict[str, Any]:
+    return {k: jsonable(v[0]) for k, v in core.obs_view(obs_row[None]).items()}
+
+
+class GameRecord:
+    """The lines of one game's replay, added move by move (``decision`` then ``outcome``)."""
+
+    def __init__(self, game: str, core: Any, header: dict[str, Any]) -> None:
+        self.game, self.core = game, core
+        self.lines: list[dict[str, Any]] = [header]
+        self.done = False
+        self._namer = move_namer(game, core)
+        self._rounds = 0
+
+    def decision(self, state: Any, b: int, seat: int, obs_row: np.ndarray, mask_row: np.ndarray, action: int,
+                 probs: np.ndarray | None = None) -> None:
+        """Record the move ``action`` of ``seat`` in game ``b`` of ``state`` (the state before the move)."""
+        core = self.core
+        legal = [int(a) for a in np.flatnonzero(mask_row)]
+        view = _decoded(core, obs_row)
+        line: dict[str, Any] = {
+            "type": "decision", "index": len(self.lines) - 1 - self._rounds, "seat": int(seat),
+            "phase": core.phase_names[int(core.phase(state)[b])], "action": int(action),
+            "action_name": core.action_names[int(action)], "legal": legal,
+            "state": jsonable(core.state_dict(state, b)), "raw": raw_state(state, b), "obs": view,
+        }
+        if self._namer is not None:
+            names = self._namer({k: v[0] for k, v in core.obs_view(obs_row[None]).items()}, np.asarray(mask_row, dtype=bool))
+            line["move"] = names.get(int(action), core.action_names[int(action)])
+            line["legal_moves"] = [names.get(a, core.action_names[a]) for a in legal]
+        if probs is not None:
+            line["probs"] = [round(float(probs[a]), 6) for a in legal]
+        self.lines.append(line)
+
+    def outcome(self, result: Any, r: int, state: Any, b: int) -> None:
+        """After the move: a ``round`` line when row ``r`` of ``result`` ends a round, ``end`` when the episode ends
+        (``state`` row ``b``: the state after the move)."""
+        if not bool(result.round_over[r]):
+            return
+        last = self.lines[-1]["action"]
+        line = {"round_points": jsonable(result.round_points[r]), "total_points": jsonable(result.total_points[r]),
+                "reason": end_reason(self.game, self.core, result, r, last),
+                "extra": {k: jsonable(v[r]) for k, v in result.extra.items()}}
+        if bool(result.terminated[r] | result.truncated[r]):
+            self.lines.append({"type": "end", **line, "winners": [int(s) for s in np.flatnonzero(result.winners[r])],
+                               "state": jsonable(self.core.state_dict(state, b)), "raw": raw_state(state, b)})
+            self.done = True
+        else:
+            self._rounds += 1
+            self.lines.append({"type": "round", **line})
+
+    def write(self, path: str) -> str:
+        """Write the replay as JSON Lines to ``path``; returns the path."""
+        with open(path, "w", encoding="utf-8") as f:
+            for line in self.lines:
+                f.write(json.dumps(line, separators=(",", ":")) + "\n")
+        return path
+
+
+class Recorder:
+    """Records chosen games of a batch played by :func:`deckgym.playout.play_out`.
+
+    ``rows``: the batch rows to record; ``headers[i]``: the header of ``rows[i]``;
+    ``agents``/``owner``: as given to ``play_out``, to ask the moving agent for its action
+    probabilities (an optional ``action_probs(obs, masks) -> (n, A)`` method). Pass
+    ``before_step`` and ``after_step`` to ``play_out``.
+    """
+
+    def __init__(self, game: str, core: Any, rows: Sequence[int], headers: Sequence[dict[str, Any]],
+                 agents: Sequence[Any] = ()) -> None:
+        self.core, self.agents = core, list(agents)
+        self.records = {int(r): GameRecord(game, core, h) for r, h in zip(rows, headers)}
+        self._wanted = np.array(sorted(self.records), dtype=np.int64)
+        self._pending: dict[int, tuple] = {}
+
+    def _hits(self, turn: Any) -> np.ndarray:
+        return np.flatnonzero(np.isin(turn.games, self._wanted))
+
+    def before_step(self, turn: Any) -> None:
+        for i in self._hits(turn):
+            # copies: the state is stepped in place right after
+            self._pending[int(turn.games[i])] = (turn.state.take(slice(i, i + 1)), turn.obs[i].copy())
+
+    def after_step(self, turn: Any) -> None:
+        for i in self._hits(turn):
+            g = int(turn.games[i])
+            before, obs = self._pending.pop(g)
+            mask = turn.masks[i]
+            agent = self.agents[int(turn.owner[i])] if self.agents else None
+            probs_fn = getattr(agent, "action_probs", None)
+            probs = probs_fn(obs[None], mask[None])[0] if probs_fn is not None else None
+            rec = self.records[g]
+            rec.decision(before, 0, int(turn.seats[i]), obs, mask, int(turn.actions[i]), probs)
+            rec.outcome(turn.result, i, turn.state, i)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Replay:
+    """A replay read by :func:`load`: the header, the decisions in order, the round lines and the end line."""
+
+    path: str
+    header: dict[str, Any]
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+
+    @property
+    def game(self) -> str:
+        return self.header["game"]
+
+    def make_core(self) -> Any:
+        """The core this game was played on (its rules and episode)."""
+        entry = game_entry(self.game)
+        return entry.make_core(entry.make_rules(**_rules_kwargs(self.header["rules"])), episode=self.header["episode"],
+                               reward="win")
+
+    def summary(self) -> dict[str, Any]:
+        """Game, seats, deal and outcome in a few fields (the viewer's list)."""
+        end = self.end or {}
+        return {"game": self.game, "seats": self.header["seats"], "seed": self.header["seed"],
+                "deal": self.header["deal"], "decisions": len(self.decisions), "winners": end.get("winners"),
+                "round_points": end.get("round_points"), "reason": end.get("reason")}
+
+
+def _rules_kwargs(rules: dict[str, Any]) -> dict[str, Any]:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()}
+
+
+def load(path: str | os.PathLike) -> Replay:
+    """Read a replay file; :class:`ReplayError` naming the file and line if it is not a valid one."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise ReplayError(f"replay {path}: cannot read it ({exc.strerror or exc})") from None
+    rows = [ln for ln in text.splitlines() if ln.strip()]
+    if not rows:
+        raise ReplayError(f"replay {path}: the file is empty")
+    lines = []
+    for n, ln in enumerate(rows, 1):
+        try:
+            obj = json.loads(ln)
+        except json.JSONDecodeError as exc:
+            raise ReplayError(f"replay {path} line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or "type" not in obj:
+            raise ReplayError(f"replay {path} line {n}: not a replay line (an object with a 'type')")
+        lines.append(obj)
+    head = lines[0]
+    if head.get("type") != "header" or head.get("format") != FORMAT:
+        raise ReplayError(f"replay {path}: the first line is not a {FORMAT} header")
+    if head.get("version") != FORMAT_VERSION:
+        raise ReplayError(f"replay {path}: format version {head.get('version')!r}, this deckgym reads {FORMAT_VERSION}")
+    for key in ("game", "rules", "episode", "num_players", "seats", "seed", "deal"):
+        if key not in head:
+            raise ReplayError(f"replay {path}: the header lacks {key!r}")
+    try:
+        game_entry(head["game"])
+    except ValueError as exc:
+        raise ReplayError(f"replay {path}: {exc}") from None
+    rep = Replay(path, head)
+    for n, obj in enumerate(lines[1:], 2):
+        kind = obj["type"]
+        if rep.end is not None:
+            raise ReplayError(f"replay {path} line {n}: a {kind!r} line after the end line")
+        if kind == "decision":
+            missing = [k for k in ("seat", "action", "legal", "state", "raw") if k not in obj]
+            if missing:
+                raise ReplayError(f"replay {path} line {n}: a decision without {', '.join(missing)}")
+            rep.decisions.append(obj)
+        elif kind == "round":
+            rep.rounds.append(obj)
+        elif kind == "end":
+            rep.end = obj
+        else:
+            raise ReplayError(f"replay {path} line {n}: unknown line type {kind!r}")
+    return rep
+
+
+def resimulate(replay: Replay) -> int:
+    """Deal the replay's game again from its seed and deal id, play its actions and check that
+    every recorded state (and the end) is the same bit for bit, and each action was legal.
+    Returns the number of moves checked; :class:`ReplayError` at the first difference."""
+    core = replay.make_core()
+    h = replay.header
+    state = core.init(1, int(h["seed"]), game_ids=np.array([int(h["deal"])]))
+    res = None
+    for k, d in enumerate(replay.decisions):
+        _same(replay, state, d["raw"], f"move {k}")
+        a = int(d["action"])
+        if not core.legal_action_mask(state)[0, a]:
+            raise ReplayError(f"replay {replay.path} move {k}: action {a} is not legal there")
+        res = core.step(state, np.array([a], dtype=np.int64))
+    if replay.end is not None:
+        _same(replay, state, replay.end["raw"], "the end")
+        if res is None or not bool(res.terminated[0] | res.truncated[0]):
+            raise ReplayError(f"replay {replay.path}: the actions do not end the game, but the replay has an end line")
+        winners = [int(s) for s in np.flatnonzero(res.winners[0])]
+        if winners != replay.end["winners"] or res.round_points[0].tolist() != replay.end["round_points"]:
+            raise ReplayError(f"replay {replay.path}: re-simulated winners {winners} / points "
+                              f"{res.round_points[0].tolist()} differ from the end line")
+    return len(replay.decisions)
+
+
+def _same(replay: Replay, state: Any, raw: dict[str, str], where: str) -> None:
+    now = raw_state(state, 0)
+    diff = [k for k in now if now[k] != raw.get(k)]
+    if diff:
+        raise ReplayError(f"replay {replay.path}: the re-simulated state differs at {where} (fields {', '.join(diff)})")
