@@ -146,6 +146,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from deckgym.viewer import view
+
+    view(args.path, port=args.port)
+    return 0
+
+
 def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
     if quiet or not sys.stderr.isatty():
         return None
@@ -225,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="play a whole match instead of one round")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("view", parents=[common], formatter_class=HELP, help="watch replays in the browser",
+                       description="Serve a viewer of replays (a folder of *.jsonl or one file) on 127.0.0.1 and print its URL.")
+    p.add_argument("path", metavar="DIR|FILE", help="a folder of replays or one replay file")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")

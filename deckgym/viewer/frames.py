@@ -1,0 +1,96 @@
+"""A replay as the viewer page draws it: one frame per move (and one for the end).
+
+A frame holds the god view (every card, from the recorded ``state``) and one seat view per
+seat, each built from that seat's own observation only: the state is re-created bit for bit
+from the recorded ``raw`` bytes and observed with ``core.observe(state, seat)``, so a seat
+view cannot show a card the seat could not see. The tables themselves are drawn by each
+game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_view``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from deckgym.registration import game as game_entry
+from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
+
+
+def table_view(game: str) -> Any:
+    """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
+    return importlib.import_module(game_entry(game).module + ".table_view")
+
+
+def seat_labels(header: dict[str, Any]) -> list[str]:
+    return [f"player_{s} ({spec})" for s, spec in enumerate(header["seats"])]
+
+
+def seat_views(core: Any, tv: Any, raw: dict[str, str], labels: list[str]) -> list[dict[str, Any]]:
+    """Each seat's table at the state ``raw``, from that seat's observation alone."""
+    state = state_from_raw(core, raw)
+    out = []
+    for s in range(core.num_players):
+        view = {k: v[0] for k, v in core.obs_view(core.observe(state, s)).items()}
+        out.append(jsonable(tv.seat_table(view, s, labels)))
+    return out
+
+
+def frames(replay: Replay) -> dict[str, Any]:
+    """The page's data for one replay: ``header``, ``labels``, ``frames`` (moves, then the end) and ``end``."""
+    core = replay.make_core()
+    tv = table_view(replay.game)
+    labels = seat_labels(replay.header)
+    out = []
+    for d in replay.decisions:
+        legal_moves = d.get("legal_moves") or [core.action_names[a] for a in d["legal"]]
+        policy = None
+        if "probs" in d:
+            policy = [{"move": m, "p": p, "chosen": a == d["action"]}
+                      for a, m, p in zip(d["legal"], legal_moves, d["probs"])]
+        out.append({"index": d.get("index", len(out)), "seat": d["seat"], "phase": d["phase"],
+                    "move": d.get("move", d["action_name"]), "action_name": d["action_name"],
+                    "legal_moves": legal_moves, "policy": policy,
+                    "god": jsonable(tv.god_table(d["state"], labels)),
+                    "seats": seat_views(core, tv, d["raw"], labels)})
+    end = replay.end
+    if end is not None:
+        out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "move": None, "action_name": None,
+                    "legal_moves": [], "policy": None, "god": jsonable(tv.god_table(end["state"], labels)),
+                    # the end of a round shows every hand (R8, L7): each seat's view is the god view
+                    "seats": [jsonable(tv.god_table(end["state"], labels))] * core.num_players})
+    return {"header": {k: v for k, v in replay.header.items() if k != "action_names"}, "labels": labels,
+            "frames": out, "end": {k: v for k, v in (end or {}).items() if k not in ("state", "raw")} or None,
+            "rounds": replay.rounds}
+
+
+class ReplayLibrary:
+    """The replays of a folder (``*.jsonl``, sorted by name) or one file, read when first asked for."""
+
+    def __init__(self, path: str) -> None:
+        if os.path.isdir(path):
+            files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".jsonl"))
+            if not files:
+                raise ValueError(f"{path}: no replay files (*.jsonl) in this folder")
+        elif os.path.isfile(path):
+            files = [path]
+        else:
+            raise ValueError(f"{path}: no such file or folder")
+        self.files = files
+        self._cache: dict[int, dict[str, Any]] = {}
+        self.items: list[dict[str, Any]] = []
+        for i, f in enumerate(files):
+            try:
+                summary = load(f).summary()
+                self.items.append({"id": i, "file": os.path.basename(f), **summary})
+            except ReplayError as exc:  # listed with its problem: one bad file must not hide the others
+                self.items.append({"id": i, "file": os.path.basename(f), "error": str(exc)})
+
+    def page(self, i: int) -> dict[str, Any]:
+        """The frames of replay ``i`` (ValueError if there is no such replay or it cannot be read)."""
+        if not 0 <= i < len(self.files):
+            raise ValueError(f"no replay {i} (there are {len(self.files)})")
+        if i not in self._cache:
+            self._cache[i] = frames(load(self.files[i]))
+        return self._cache[i]
+
