@@ -127,8 +127,9 @@ def test_seat_views_do_not_change_when_hidden_cards_are_permuted():
 
 
 # -- the server --------------------------------------------------------------------------------
-@pytest.fixture
-def server(replay_dir, tmp_path):
+@pytest.fixture(scope="module")
+def server(replay_dir, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("served")
     (tmp_path / "bad.jsonl").write_text("not a replay\n")
     for name in ("racko_0.jsonl", "leastscore_0.jsonl"):
         (tmp_path / name).write_text((replay_dir / name).read_text())
