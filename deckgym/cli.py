@@ -40,6 +40,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_output_file(args.chart, "--chart")
     check_range("--games", args.games, 1)
     check_range("--seed", args.seed, 0)
+    if args.replays is not None:
+        from deckgym.checks import check_output_dir
+
+        check_output_dir(args.replays, "--replays")
+        check_range("--replay-games", args.replay_games, 1, args.games)
+    elif args.replay_games is not None:
+        raise ValueError("--replay-games needs --replays DIR (where to write them)")
     rules_kwargs = _rules_kwargs(args)
 
     players = args.players or max(len(args.agents), 2)
@@ -60,8 +67,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         rules_kwargs=rules_kwargs,
         progress=progress,
         ray=args.ray,
+        replays=args.replays,
+        replay_games=args.replay_games if args.replay_games is not None else min(5, args.games),
     )
     print(report.table())
+    if args.replays:
+        print(f"wrote replays to {args.replays} (watch them: deckgym view {args.replays})")
     if args.json:
         save_json(report, args.json)
         print(f"wrote {args.json}")
@@ -137,12 +148,22 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from deckgym.checks import check_range
-    from evaluation.play import play
+    from deckgym.checks import check_output_dir, check_range
 
     check_range("--seed", args.seed, 0)
+    check_output_dir(args.replays, "--replays")
+    if args.web:
+        from evaluation.webplay import serve_play
+
+        serve_play(port=args.port, game=args.game, vs=args.vs, players=args.players, seed=args.seed, seat=args.seat,
+                   rules_kwargs=_rules_kwargs(args), match=args.match, replays=args.replays)
+        return 0
+    if args.port is not None:
+        raise ValueError("--port is for --web (the browser page)")
+    from evaluation.play import play
+
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
-         rules_kwargs=_rules_kwargs(args), match=args.match)
+         rules_kwargs=_rules_kwargs(args), match=args.match, replays=args.replays)
     return 0
 
 
@@ -190,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
                         "(HOST:PORT or auto); the same results as without")
+    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR")
+    p.add_argument("--replay-games", type=int, default=None, metavar="K",
+                   help="how many deals to write with --replays, each in every seating (default 5)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", parents=[common], formatter_class=HELP, help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")
@@ -230,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seat", type=int, default=0, help="your seat (0 = player_0)")
     p.add_argument("--matches", "--match", dest="match", action="store_true",
                    help="play a whole match instead of one round")
+    p.add_argument("--replays", metavar="DIR", default="replays", help="folder where your game is saved as a replay")
+    p.add_argument("--web", action="store_true", help="play in the browser: serve the page on 127.0.0.1 and print its URL")
+    p.add_argument("--port", type=int, default=None, help="port of --web on 127.0.0.1 (default 8766; 0: any free port)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
     p.set_defaults(func=cmd_play)
 

@@ -35,7 +35,7 @@ from deckgym import __version__
 from deckgym.registration import game as game_entry
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "GameRecord", "Recorder", "Replay", "ReplayError", "load", "resimulate",
-           "make_header", "end_reason", "jsonable", "move_namer"]
+           "make_header", "end_reason", "jsonable", "move_namer", "play_path"]
 
 FORMAT = "deckgym-replay"
 FORMAT_VERSION = 1
@@ -86,9 +86,11 @@ def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, s
         term = importlib.import_module(game_entry(game).module + ".terminal")
     except ImportError:
         return None
-    text = term.GameText(core) if hasattr(term, "GameText") else None
-    if text is None:
+    # the module's one ``...Text`` class (RackoText, LeastScoreText) names the moves
+    classes = [v for k, v in vars(term).items() if k.endswith("Text") and isinstance(v, type) and hasattr(v, "moves")]
+    if len(classes) != 1:
         return None
+    text = classes[0](core)
 
     def names(view: dict, mask: np.ndarray) -> dict[int, str]:
         return {m.action: m.name for m in text.moves(view, mask)}
@@ -165,12 +167,36 @@ class GameRecord:
             self._rounds += 1
             self.lines.append({"type": "round", **line})
 
+    def step(self, state: Any, seat: int, action: int, probs: np.ndarray | None = None) -> Any:
+        """Play ``action`` of ``seat`` in the one game of ``state`` (B = 1, checked by the core), record it
+        and return the core's ``StepResult`` (a loop of its own, e.g. a person playing)."""
+        core = self.core
+        before, obs, mask = state.copy(), core.observe(state, seat)[0], core.legal_action_mask(state)[0]
+        res = core.step(state, np.array([int(action)], dtype=np.int64))
+        self.decision(before, 0, seat, obs, mask, int(action), probs)
+        self.outcome(res, 0, state, 0)
+        return res
+
     def write(self, path: str) -> str:
         """Write the replay as JSON Lines to ``path``; returns the path."""
         with open(path, "w", encoding="utf-8") as f:
             for line in self.lines:
                 f.write(json.dumps(line, separators=(",", ":")) + "\n")
         return path
+
+
+def play_path(folder: str, game: str, seed: int) -> str:
+    """Where a person's game goes: ``FOLDER/<game>-play-seed<seed>-<date>-<time>.jsonl`` (the folder is created)."""
+    import time
+
+    os.makedirs(folder, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(folder, f"{game}-play-seed{seed}-{stamp}.jsonl")
+    n = 1
+    while os.path.exists(path):  # two games in one second
+        n += 1
+        path = os.path.join(folder, f"{game}-play-seed{seed}-{stamp}-{n}.jsonl")
+    return path
 
 
 class Recorder:

@@ -32,6 +32,7 @@ import numpy as np
 from agents.registry import make_agent
 from deckgym.playout import play_out
 from deckgym.rng import seed_of
+from deckgym.replay import Recorder, make_header
 from deckgym.registration import game as game_entry
 from evaluation.ratings import bradley_terry_elo, wilson_interval
 
@@ -112,15 +113,16 @@ def seatings(lineup: list[str]) -> np.ndarray:
 
 
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
-               seed: int, chunk: int, first: int, end: int,
-               progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+               seed: int, chunk: int, first: int, end: int, replay_games: int = 0,
+               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
     ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
     built from (the same specs, model paths made absolute). Each agent is seeded from ``(seed,
     chunk, its spec)``, so a chunk plays the same wherever and whenever it runs, and whatever
     the order of the lineup. Returns the chunk's tallies per agent (in :func:`agent_order`):
-    ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``.
+    ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``; and
+    ``replays``: ``[(file name, replay lines)]`` of its games of deals ``< replay_games`` (every seating).
     ``progress(n)`` is called as games finish, with how many just did.
     """
     entry = game_entry(game)
@@ -138,7 +140,11 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     state = core.init(len(ids), seed, game_ids=ids)
     # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
     seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
-    for turn in play_out(core, state, agents, seat_owner, names=names):
+    rows = np.flatnonzero(ids < replay_games)
+    rec = Recorder(game, core, rows, [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
+                                                  rotation=int(rot[r])) for r in rows], agents) if len(rows) else None
+    hooks = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
+    for turn in play_out(core, state, agents, seat_owner, names=names, **hooks):
         res = turn.result
         if res.round_over.any():
             r = np.flatnonzero(res.round_over)
@@ -161,6 +167,8 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
                         # i beats j: 1; both won: 0.5 each; both lost: no information
                         score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
                         np.add.at(t["pair"], (owners[:, i], owners[:, j]), score)
+    t["replays"] = [(f"{game}-deal{int(ids[r]):05d}-rot{int(rot[r])}.jsonl", rec.records[int(r)].lines)
+                    for r in rows] if rec else []
     return t
 
 
@@ -190,8 +198,8 @@ def play_chunks_on_ray(jobs: list[tuple], address: str | bool = True, max_retrie
         for ref in done:
             results[index[ref]] = ray.get(ref)
             if progress:
-                _, _, _, lineup, _, _, _, first, end = jobs[index[ref]]
-                progress((end - first) * len(lineup))
+                job = jobs[index[ref]]
+                progress((job[8] - job[7]) * len(job[3]))
     return results
 
 
@@ -214,6 +222,8 @@ def evaluate(
     batch: int = 4096,
     progress: Callable[[int], None] | None = None,
     ray: str | bool | None = None,
+    replays: str | None = None,
+    replay_games: int = 5,
 ) -> ArenaReport:
     """Play ``deals`` duplicate deals among ``specs`` and report per agent spec.
 
@@ -225,12 +235,17 @@ def evaluate(
     or with ``ray`` (``True``: a local Ray; or a cluster address) as Ray tasks spread over
     the cluster, ``progress`` then called once per finished chunk. Both give the same
     report, bit for bit.
+
+    ``replays``: a folder where the games of the first ``replay_games`` deals (in every seating)
+    are written as replays (:mod:`deckgym.replay`), one file per game.
     """
     entry = game_entry(game)
     if not specs:
         raise ValueError("give at least one agent")
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
+    if replays is not None and not (isinstance(replay_games, int) and 1 <= replay_games <= deals):
+        raise ValueError(f"--replay-games must be an int in 1..{deals} (the number of deals), got {replay_games!r}")
     num_players = players if players is not None else max(len(specs), 2)
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents for {num_players} players: give at most one agent per seat")
@@ -242,7 +257,7 @@ def evaluate(
     core = entry.make_core(rules, episode="match" if matches else "round", reward="win")
     for spec in build:  # a bad spec or model fails here, at once, not in a worker
         make_agent(spec, core, game=game)
-    jobs = [(game, rules_kwargs, matches, lineup, build, seed, k, first, end)
+    jobs = [(game, rules_kwargs, matches, lineup, build, seed, k, first, end, replay_games if replays else 0)
             for k, (first, end) in enumerate(chunk_bounds(deals, num_players, batch))]
     if ray:
         tallies = [t for t, _ in play_chunks_on_ray(jobs, ray, progress=progress)]
@@ -250,6 +265,9 @@ def evaluate(
         tallies = []
         for job in jobs:  # progress as the games finish, not once per chunk
             tallies.append(play_chunk(*job, progress=progress))
+    if replays is not None:
+        write_replays(replays, [r for t in tallies for r in t["replays"]])
+    tallies = [{k: v for k, v in t.items() if k != "replays"} for t in tallies]
     # summed in chunk order, whatever order the chunks finished in: the same floats every time
     total = {key: np.array(v) for key, v in tallies[0].items()}  # own, writable copies (Ray returns read-only views)
     for t in tallies[1:]:
@@ -266,6 +284,18 @@ def evaluate(
                         float(points[k] / max(rounds[k], 1)), float(ratings[k]))
         )
     return report
+
+
+def write_replays(folder: str, replays: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
+    """Write ``[(file name, replay lines)]`` into ``folder`` (created); returns the paths."""
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for name, lines in replays:
+        path = os.path.join(folder, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+        paths.append(path)
+    return paths
 
 
 def save_chart(report: ArenaReport, path: str) -> None:

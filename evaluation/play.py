@@ -61,7 +61,8 @@ class PlaySession:
 
     def __init__(self, game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None,
                  seat: int = 0, rules_kwargs: dict[str, Any] | None = None, match: bool = False,
-                 input_fn: Callable[[str], str] = input, output: TextIO | None = None) -> None:
+                 input_fn: Callable[[str], str] = input, output: TextIO | None = None,
+                 replays: str | None = None) -> None:
         entry = game_entry(game)
         self.game = entry.name
         vs = list(vs) or ["random"]
@@ -102,6 +103,8 @@ class PlaySession:
         self.state: Any = None
         self.events: list[str] = []
         self.round = 1
+        self.replays = replays  # a folder: the game is saved there as a replay (deckgym.replay)
+        self.replay_path: str | None = None
 
     # -- io --------------------------------------------------------------------------------------
     def _printable(self, text: str) -> str:
@@ -132,6 +135,30 @@ class PlaySession:
         """Play to the end of the round (or match); returns the result (``quit`` if left early)."""
         P = self.core.num_players
         self.state = self.core.init(1, self.seed)
+        self.record = self.new_record()
+        try:
+            return self._run(P)
+        finally:
+            self.save_replay()
+
+    def new_record(self) -> Any:
+        """The replay of this game (seat specs, ``human`` for the person), or ``None`` without a folder."""
+        if self.replays is None:
+            return None
+        from deckgym.replay import GameRecord, make_header
+
+        seats = ["human" if s == self.seat else self.specs[s] for s in range(self.core.num_players)]
+        return GameRecord(self.game, self.core, make_header(self.game, self.core, seats, self.seed, 0))
+
+    def save_replay(self) -> None:
+        if self.record is None or len(self.record.lines) < 2:
+            return
+        from deckgym.replay import play_path
+
+        self.replay_path = self.record.write(play_path(self.replays, self.game, self.seed))
+        self.say(f"Saved the game as {self.replay_path} (watch it: deckgym view {self.replay_path}).")
+
+    def _run(self, P: int) -> dict[str, Any]:
         self.say(f"{self.text.title}, {P} players, {'a match' if self.match else 'one round'}, seed {self.seed}.")
         self.say("Seats: " + ", ".join(self.labels) + ".")
         for line in self.text.intro():
@@ -155,7 +182,10 @@ class PlaySession:
                 if self.game == "leastscore" and a == DECLARE:
                     declarer = cur
                 before_step = self.state.take(np.array([0]))
-                res = self.core.step(self.state, np.array([a], dtype=np.int64))
+                if self.record is not None:
+                    res = self.record.step(self.state, cur, a)
+                else:
+                    res = self.core.step(self.state, np.array([a], dtype=np.int64))
                 over = bool(res.round_over[0])
                 if cur != self.seat and not out_told:
                     after = None if over else self.my_view()
@@ -286,7 +316,7 @@ def raw_quote(text: str) -> str:
 
 def play(game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None, seat: int = 0,
          rules_kwargs: dict[str, Any] | None = None, match: bool = False, input_fn: Callable[[str], str] = input,
-         output: TextIO | None = None) -> dict[str, Any]:
-    """Play one round (or ``match``) in the terminal; see :class:`PlaySession`."""
+         output: TextIO | None = None, replays: str | None = None) -> dict[str, Any]:
+    """Play one round (or ``match``) in the terminal; see :class:`PlaySession` (``replays``: a folder to save the game in)."""
     return PlaySession(game, vs, players=players, seed=seed, seat=seat, rules_kwargs=rules_kwargs, match=match,
-                       input_fn=input_fn, output=output).run()
+                       input_fn=input_fn, output=output, replays=replays).run()

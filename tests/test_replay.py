@@ -217,3 +217,27 @@ def test_batched_steps_keep_every_state_field_s_dtype(game, players):
             break
         core.step(state, np.argmax(rng.random(mask.shape) * mask, axis=1))
         assert {k: v.dtype for k, v in vars(state).items()} == dtypes
+
+
+def test_arena_writes_the_first_deals_in_every_seating(tmp_path):
+    from evaluation.arena import evaluate
+
+    plain = evaluate("racko", ["racko:bucket", "random"], deals=6, seed=3, batch=4)
+    rec = evaluate("racko", ["racko:bucket", "random"], deals=6, seed=3, batch=4, replays=str(tmp_path / "r"),
+                   replay_games=3)  # batch 4: two deals per chunk, so the replays span two chunks
+    assert rec.to_json() == plain.to_json()  # recording changes no game
+    files = sorted(p.name for p in (tmp_path / "r").iterdir())
+    assert files == [f"racko-deal{d:05d}-rot{r}.jsonl" for d in range(3) for r in range(2)]
+    for name in files:
+        rep = load(tmp_path / "r" / name)
+        rot = rep.header["rotation"]
+        assert rep.header["seats"] == [["racko:bucket", "random"][(s + rot) % 2] for s in range(2)]
+        assert resimulate(rep) == len(rep.decisions) > 0
+        assert all("move" in d and d["move"] in d["legal_moves"] for d in rep.decisions)
+
+
+def test_arena_refuses_a_bad_replay_count(tmp_path):
+    from evaluation.arena import evaluate
+
+    with pytest.raises(ValueError, match="--replay-games must be an int in 1..4"):
+        evaluate("racko", ["random"], deals=4, replays=str(tmp_path), replay_games=5)
