@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deckgym-installed
 DEMO_GAMES ?= 1000
 OUT    ?= results
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean browser
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
@@ -25,7 +25,16 @@ demo: $(STAMP)
 	mkdir -p $(OUT)
 	$(BIN)/python -m evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
 
-test: $(STAMP)
+# The browser tests (tests/test_browser.py) drive Debian's Chromium: installed here when absent,
+# where we are root with apt; elsewhere those tests fail, saying how to install it.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium and chromium-driver for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else echo "chromium/chromedriver missing and not root with apt: tests/test_browser.py will fail (apt-get install chromium chromium-driver)"; fi
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)

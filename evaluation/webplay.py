@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from deckgym.replay import GameRecord, jsonable, make_header, play_path
-from deckgym.viewer.frames import table_view
+from deckgym.viewer.frames import final_table, table_view
 from deckgym.viewer.server import JsonApp, RequestError, serve
 from evaluation.play import PlaySession
 from leastscore_env.core import DECLARE
@@ -133,8 +133,7 @@ class WebGame:
             self.result = {"winners": winners, "round_points": res.round_points[0].tolist(),
                            "total_points": res.total_points[0].tolist(), "reason": end["reason"], "lines": lines,
                            "you_won": self.seat in winners,
-                           # every rack or hand face up (R8, L7)
-                           "table": self.tv.god_table(end["state"], self.labels)}
+                           "table": final_table(self.tv, end["state"], self.labels)}
             if self.replays is not None:
                 self.replay_path = self.record.write(play_path(self.replays, self.game, self.seed))
 

@@ -26,6 +26,15 @@ def seat_labels(header: dict[str, Any]) -> list[str]:
     return [f"player_{s} ({spec})" for s, spec in enumerate(header["seats"])]
 
 
+def final_table(tv: Any, state: dict[str, Any], labels: list[str]) -> dict[str, Any]:
+    """The god view of a finished game (every card face up, as the end of a round shows them: R8, L7),
+    nobody to move."""
+    table = jsonable(tv.god_table(state, labels))
+    for seat in table["seats"]:
+        seat["to_move"] = False
+    return table
+
+
 def seat_views(core: Any, tv: Any, raw: dict[str, str], labels: list[str]) -> list[dict[str, Any]]:
     """Each seat's table at the state ``raw``, from that seat's observation alone."""
     state = state_from_raw(core, raw)
@@ -55,10 +64,9 @@ def frames(replay: Replay) -> dict[str, Any]:
                     "seats": seat_views(core, tv, d["raw"], labels)})
     end = replay.end
     if end is not None:
+        final = final_table(tv, end["state"], labels)  # the end shows every hand: each seat's view is the god view
         out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "move": None, "action_name": None,
-                    "legal_moves": [], "policy": None, "god": jsonable(tv.god_table(end["state"], labels)),
-                    # the end of a round shows every hand (R8, L7): each seat's view is the god view
-                    "seats": [jsonable(tv.god_table(end["state"], labels))] * core.num_players})
+                    "legal_moves": [], "policy": None, "god": final, "seats": [final] * core.num_players})
     return {"header": {k: v for k, v in replay.header.items() if k != "action_names"}, "labels": labels,
             "frames": out, "end": {k: v for k, v in (end or {}).items() if k not in ("state", "raw")} or None,
             "rounds": replay.rounds}

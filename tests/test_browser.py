@@ -1,0 +1,260 @@
+"""The viewer and the play page in a real browser: headless Chromium driven by Selenium.
+
+Needs Debian's ``chromium`` and ``chromium-driver`` (``make test`` installs them where it can:
+root and apt). Without them these tests fail, saying how to install them; they are never skipped.
+Screenshots go to the test's folder, or to ``$DECKGYM_SCREENSHOTS`` (how ``docs/img/`` is made).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.registry import make_agent
+from deckgym.replay import load, resimulate
+from deckgym.viewer import ReplayLibrary, ViewerApp, make_server
+from evaluation.webplay import WebPlayApp
+from leastscore_env.cards import card_str, parse_card
+from tests.conftest import make_core
+from tests.test_replay import record
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL = "install them with: apt-get install -y chromium chromium-driver (make test does it when run as root)"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1100,760"]
+
+
+def _find(*names):
+    for n in names:
+        path = shutil.which(n) or (f"/usr/bin/{n}" if os.path.exists(f"/usr/bin/{n}") else None)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.fail("selenium is not installed: pip install -e '.[dev]' (it is in the dev extra)")
+    chromium, driver_path = _find("chromium", "chromium-browser"), _find("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.fail(f"Chromium or its driver is missing (chromium: {chromium}, chromedriver: {driver_path}); {INSTALL}")
+    opts = webdriver.ChromeOptions()
+    profile = tempfile.mkdtemp(prefix="deckgym-chromium-")
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
+        opts.add_argument(flag)
+    opts.binary_location = chromium
+    drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+    drv.set_page_load_timeout(30)
+    yield drv
+    drv.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def shot(drv, tmp_path, name):
+    """A screenshot, made small (a palette PNG); returns its path."""
+    folder = Path(os.environ.get("DECKGYM_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    drv.save_screenshot(str(path))
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im.convert("RGB").quantize(colors=64).save(path, optimize=True)
+    assert path.stat().st_size > 2000
+    return path
+
+
+def serve(app):
+    srv = make_server(app, 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_port}/"
+
+
+def wait(drv, script, timeout=20):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(drv, timeout, poll_frequency=0.05).until(lambda d: d.execute_script(script))
+
+
+def seat_cards(drv, seat):
+    """``[(text or None for a face-down card), ...]`` of the rack or hand drawn for ``seat``."""
+    return drv.execute_script(
+        "return [...document.querySelectorAll('#table .seat[data-seat=\"' + arguments[0] + '\"] .cards .card')]"
+        ".map(c => c.classList.contains('hidden') ? null : c.dataset.card);", seat)
+
+
+def pile_cards(drv, name):
+    return drv.execute_script(
+        "return [...document.querySelectorAll('#table .pile[data-pile=\"' + arguments[0] + '\"] .card')]"
+        ".map(c => c.classList.contains('hidden') ? null : c.dataset.card);", name)
+
+
+# -- the viewer ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory):
+    d = tmp_path_factory.mktemp("replays")
+    core = make_core("racko", 2)
+    ppo = make_agent(f"ppo:{ROOT / 'models' / 'racko_2p.zip'}", core, game="racko")
+    record("racko", core, [ppo, make_agent("racko:sequence", core, seed=1, game="racko")], 2, [0], 1, d,
+           specs=["ppo:models/racko_2p.zip", "racko:sequence"])
+    core4 = make_core("leastscore", 4)
+    record("leastscore", core4, [make_agent("leastscore:greedy", core4, seed=i, game="leastscore") for i in range(4)],
+           3, [0], 1, d)
+    srv, url = serve(ViewerApp(ReplayLibrary(str(d))))
+    yield url, {"leastscore": load(d / "leastscore_0.jsonl"), "racko": load(d / "racko_0.jsonl")}
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_viewer_steps_to_move_k_and_shows_its_cards(browser, viewer, tmp_path):
+    url, reps = viewer
+    rep = reps["racko"]  # the list is sorted by file name: leastscore_0 (0), racko_0 (1)
+    browser.get(url + "?replay=1&k=0&view=god")
+    wait(browser, "return document.body.dataset.ready === '1'")
+    k = min(7, len(rep.decisions) - 1)
+    for _ in range(k):
+        browser.find_element("id", "step").click()
+    assert browser.find_element("id", "position").get_attribute("data-k") == str(k)
+    state = rep.decisions[k]["state"]
+    for s in range(2):
+        assert seat_cards(browser, s) == [str(c) for c in state["racks"][s]]
+    assert pile_cards(browser, "draw pile") == [str(c) for c in state["draw_pile"]]
+    assert browser.find_element("id", "move-name").text == rep.decisions[k]["move"]
+    bars = browser.find_elements("css selector", "#policy .bar")
+    if rep.decisions[k]["seat"] == 0:  # the PPO seat: one bar per legal move, the chosen one marked
+        assert len(bars) == len(rep.decisions[k]["legal"])
+        assert len(browser.find_elements("css selector", "#policy .bar.chosen")) == 1
+    else:
+        assert bars == []
+    shot(browser, tmp_path, "viewer.png")
+    browser.find_element("id", "back").click()  # back one move, then scrub to the end
+    assert seat_cards(browser, 0) == [str(c) for c in rep.decisions[k - 1]["state"]["racks"][0]]
+    browser.execute_script("const s = document.getElementById('scrub'); s.value = s.max;"
+                           "s.dispatchEvent(new Event('input'));")
+    points = browser.execute_script("return [...document.querySelectorAll('#result .round-points')].map(e => e.textContent)")
+    assert points == [str(p) for p in rep.end["round_points"]]
+
+
+def test_seat_view_hides_every_hidden_card(browser, viewer):
+    url, reps = viewer
+    rep = reps["racko"]
+    for k in (0, len(rep.decisions) // 2, len(rep.decisions) - 1):
+        state = rep.decisions[k]["state"]
+        for seat in (0, 1):
+            browser.get(url + f"?replay=1&k={k}&view={seat}")
+            wait(browser, "return document.body.dataset.ready === '1'")
+            assert seat_cards(browser, seat) == [str(c) for c in state["racks"][seat]]
+            other = 1 - seat
+            shown = seat_cards(browser, other)
+            assert shown == [str(c) if slot in state["known_slots"][other] else None
+                             for slot, c in enumerate(state["racks"][other], 1)]
+            assert all(c is None for c in pile_cards(browser, "draw pile"))
+    rep = reps["leastscore"]
+    sym = lambda t: card_str(parse_card(t), symbols=True)  # noqa: E731
+    k = len(rep.decisions) // 2
+    state = rep.decisions[k]["state"]
+    browser.get(url + f"?replay=0&k={k}&view=2")
+    wait(browser, "return document.body.dataset.ready === '1'")
+    for s in range(4):
+        shown = seat_cards(browser, s)
+        if s == 2:
+            assert shown == [sym(c) for c in state["hands"][s]]
+        else:
+            assert sorted(c for c in shown if c) == sorted(sym(c) for c in state["known"][s])
+            assert len(shown) == len(state["hands"][s])
+    assert all(c is None for c in pile_cards(browser, "deck"))
+
+
+# -- playing -------------------------------------------------------------------------------------
+def play_round(browser, url, choose, max_moves=400):
+    """Click legal moves (``choose(names, actions) -> index``) until the round ends; what was offered and clicked."""
+    browser.get(url)
+    wait(browser, "return document.body.dataset.ready === '1'")
+    offered, clicked = [], []
+    for _ in range(max_moves):
+        if browser.execute_script("return document.body.dataset.over") == "1":
+            return offered, clicked
+        buttons = browser.find_elements("css selector", "#moves button.move")
+        names = [b.text for b in buttons]
+        actions = [int(b.get_attribute("data-action")) for b in buttons]
+        assert names, "no move offered before the end"
+        i = choose(names, actions)
+        offered.append((actions, names))
+        clicked.append(actions[i])
+        before = browser.execute_script("return document.body.dataset.decision")
+        buttons[i].click()
+        wait(browser, f"return document.body.dataset.decision !== '{before}' || document.body.dataset.over === '1'")
+    raise AssertionError("the round did not end")
+
+
+def check_saved(app, offered, clicked):
+    g = app.game
+    rep = load(g.replay_path)
+    assert resimulate(rep) == len(rep.decisions)
+    mine = [d for d in rep.decisions if d["seat"] == g.seat]
+    assert [d["action"] for d in mine] == clicked
+    # the buttons were the legal moves, by their terminal names (in the terminal's order)
+    assert [sorted(zip(d["legal"], d["legal_moves"])) for d in mine] == [sorted(zip(a, n)) for a, n in offered]
+    assert rep.header["seats"][g.seat] == "human"
+    return rep
+
+
+def test_play_a_whole_racko_round_in_the_browser(browser, tmp_path):
+    app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=12, replays=str(tmp_path / "games"))
+    srv, url = serve(app)
+    rng = np.random.default_rng(0)
+    try:
+        def choose(names, actions):  # draw, then put the card in a random slot: a round ends (a Rack-O or the cap)
+            return int(rng.integers(len(names)))
+        offered, clicked = play_round(browser, url, choose)
+        rep = check_saved(app, offered, clicked)
+        # the end reveals every rack and the scoring
+        for s in range(2):
+            assert seat_cards(browser, s) == [str(c) for c in rep.end["state"]["racks"][s]]
+        points = browser.execute_script("return [...document.querySelectorAll('#result .round-points')].map(e => e.textContent)")
+        assert points == [str(p) for p in rep.end["round_points"]]
+        shot(browser, tmp_path, "play_end.png")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_play_a_whole_leastscore_round_and_bad_clicks_change_nothing(browser, tmp_path):
+    app = WebPlayApp(game="leastscore", vs=["leastscore:greedy"], players=3, seed=5, replays=str(tmp_path / "games"))
+    srv, url = serve(app)
+    try:
+        browser.get(url)
+        wait(browser, "return document.body.dataset.ready === '1'")
+        before = browser.execute_script("return document.body.dataset.decision")
+        hand = seat_cards(browser, 0)
+        assert len(hand) == 5 and None not in hand
+        for s in (1, 2):  # nothing known of the others' hands at the start
+            assert all(c is None for c in seat_cards(browser, s))
+        browser.execute_script("send(99)")  # an illegal move from the page
+        wait(browser, "return document.getElementById('error').textContent !== ''")
+        assert "illegal move 99" in browser.find_element("id", "error").text
+        assert browser.execute_script("return document.body.dataset.decision") == before
+        assert seat_cards(browser, 0) == hand
+        shot(browser, tmp_path, "play.png")
+
+        def choose(names, actions):  # declare when allowed, else the first move offered (the largest discard)
+            return next((i for i, n in enumerate(names) if n.startswith("declare")), 0)
+        offered, clicked = play_round(browser, url, choose)
+        rep = check_saved(app, offered, clicked)
+        assert rep.end["reason"] in ("declare", "cap")
+        for s in range(3):
+            sym = [card_str(parse_card(t), symbols=True) for t in rep.end["state"]["hands"][s]]
+            assert seat_cards(browser, s) == sym
+    finally:
+        srv.shutdown()
+        srv.server_close()
