@@ -1,12 +1,19 @@
-"""The notebooks run from top to bottom (with ``DECKGYM_FAST=1``: tiny settings), so they
-never rot. Executed with nbclient in a kernel built from this interpreter."""
+"""The notebooks are committed with their outputs (plots, tables: what a reader sees on the
+repository's page), and they still run from top to bottom (with ``DECKGYM_FAST=1``: tiny
+settings), so they never rot. Executed with nbclient in a kernel built from this interpreter.
+
+The committed outputs are written by ``python -m tests.test_notebooks`` (fast mode, machine
+paths scrubbed, small figures).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import re
 import sys
-import time
+import tempfile
 
 import nbformat
 import pytest
@@ -14,22 +21,51 @@ from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb"]
+MAX_BYTES = 400_000  # a notebook with its outputs stays small enough to read on the repository's page
+_PATHS = re.compile(r"(/tmp|/var/folders|/private/var|/home|/root|/work)/[^\s'\"),]*")
 
 
-@pytest.fixture(scope="module")
-def kernel_name(tmp_path_factory, monkeypatch_module):
+def _kernel(base: pathlib.Path) -> str:
     """A kernel spec running this very interpreter (the venv's), found through JUPYTER_PATH."""
-    base = tmp_path_factory.mktemp("jupyter")
     spec = base / "kernels" / "deckgym-test"
-    spec.mkdir(parents=True)
+    spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "deckgym tests", "language": "python",
     }))
+    return "deckgym-test"
+
+
+def execute(nb: nbformat.NotebookNode, kernel_name: str) -> nbformat.NotebookNode:
+    """``nb`` run from a clean slate (outputs cleared first), in the repository's folder."""
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [], None
+    NotebookClient(nb, timeout=240, kernel_name=kernel_name, resources={"metadata": {"path": str(ROOT)}}).execute()
+    return nb
+
+
+def check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"], f"{name}: a cell failed"
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "fast mode" in text
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    if name.startswith("01"):
+        assert "Rack-O:" in text and "Least Score:" in text and "obs_size" in text and "random play vs" in text
+        assert len(images) >= 1  # the rendered pictures
+    else:
+        assert "model:" in text and "win rate" in text and "rating" in text
+        assert len(images) >= 2  # the learning curve and the arena chart
+
+
+@pytest.fixture(scope="module")
+def kernel_name(tmp_path_factory, monkeypatch_module):
+    base = tmp_path_factory.mktemp("jupyter")
     monkeypatch_module.setenv("JUPYTER_PATH", str(base))
     monkeypatch_module.setenv("DECKGYM_FAST", "1")
     monkeypatch_module.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    return "deckgym-test"
+    return _kernel(base)
 
 
 @pytest.fixture(scope="module")
@@ -40,22 +76,49 @@ def monkeypatch_module():
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs(name, kernel_name, tmp_path):
+def test_committed_notebook_shows_its_outputs(name):
     path = ROOT / "notebooks" / name
     nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{name}: commit it with outputs cleared"
-    t0 = time.perf_counter()
-    NotebookClient(nb, timeout=240, kernel_name=kernel_name, resources={"metadata": {"path": str(ROOT)}}).execute()
-    elapsed = time.perf_counter() - t0
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "fast mode" in text
-    images = [o for o in outputs if "image/png" in o.get("data", {})]
-    if name.startswith("01"):
-        assert "Rack-O:" in text and "Least Score:" in text and "obs_size" in text and "random play vs" in text
-        assert len(images) >= 1  # the rendered pictures
-    else:
-        assert "model:" in text and "win rate" in text and "rating" in text
-        assert len(images) >= 2  # the learning curve and the arena chart
-    assert elapsed < 120, f"{name} took {elapsed:.0f}s in fast mode"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs for c in code if c.source.strip()), f"{name}: commit it with its outputs (python -m tests.test_notebooks)"
+    check_outputs(name, nb)
+    assert path.stat().st_size < MAX_BYTES, f"{name}: {path.stat().st_size} bytes with outputs, keep it under {MAX_BYTES}"
+    texts = json.dumps([o for c in code for o in c.outputs if o.output_type != "display_data"])
+    assert not _PATHS.search(texts), f"{name}: an output shows a machine path: {_PATHS.search(texts).group(0)}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name, kernel_name):
+    nb = execute(nbformat.read(ROOT / "notebooks" / name, as_version=4), kernel_name)
+    check_outputs(name, nb)
+
+
+def _scrub(nb: nbformat.NotebookNode) -> None:
+    """Machine paths out of the outputs, no timing metadata."""
+    for c in nb.cells:
+        c.metadata.pop("execution", None)
+        for o in c.get("outputs", []):
+            if "text" in o:
+                o["text"] = _PATHS.sub("<tmp>", str(o["text"]).replace(str(ROOT) + "/", "").replace(str(ROOT), "."))
+            for key, val in o.get("data", {}).items():
+                if key.startswith("text/") and isinstance(val, str):
+                    o["data"][key] = _PATHS.sub("<tmp>", val.replace(str(ROOT) + "/", "").replace(str(ROOT), "."))
+
+
+def main() -> None:
+    """Run every notebook in fast mode and write it back with its outputs."""
+    os.environ.update(DECKGYM_FAST="1", MPLBACKEND="module://matplotlib_inline.backend_inline")
+    with tempfile.TemporaryDirectory() as base:
+        os.environ["JUPYTER_PATH"] = base
+        kernel = _kernel(pathlib.Path(base))
+        for name in NOTEBOOKS:
+            path = ROOT / "notebooks" / name
+            nb = execute(nbformat.read(path, as_version=4), kernel)
+            _scrub(nb)
+            nb.metadata.pop("widgets", None)
+            nbformat.write(nb, path)
+            print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()
