@@ -4,6 +4,8 @@ For each game a round robin on duplicate deals among the heuristics, random play
 every shipped model for that table size (PPO ``models/<game>_<P>p*.zip``, RLlib
 ``models/<game>_<P>p*/`` model directories), printed as a
 cross-table with ratings and written to ``OUT/<game>.json`` and ``OUT/<game>.png``.
+A bar per table shows the games played and the expected time left; a few games of the two
+best agents are written as replays to ``OUT/replays`` (``deckgym view OUT/replays``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import sys
 import time
+from typing import TextIO
 
 from agents.registry import agent_specs
-from evaluation.arena import save_json
+from evaluation.arena import evaluate, save_json
 from deckgym.checks import check_output_dir, check_output_file
 from evaluation.tournament import save_tournament_chart, tournament
 
@@ -46,6 +50,57 @@ def check_paths(out: str, models: str, games: list[str]) -> None:
         raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")
 
 
+class TableProgress:
+    """A bar for one table: games played of ``total``, time so far and the expected time left
+    (from the pace so far). Redrawn in place on a terminal, else a line every tenth."""
+
+    def __init__(self, label: str, total: int, out: TextIO | None = None) -> None:
+        self.label, self.total, self.done = label, max(int(total), 1), 0
+        self.out = out or sys.stderr
+        self.tty = hasattr(self.out, "isatty") and self.out.isatty()
+        self.t0 = time.perf_counter()
+        self._shown = -1
+        self.draw()
+
+    def line(self) -> str:
+        frac = min(self.done / self.total, 1.0)
+        bar = "#" * int(24 * frac) + "." * (24 - int(24 * frac))
+        spent = time.perf_counter() - self.t0
+        left = f"about {_duration(spent / frac - spent)} left" if self.done else "expected time: after the first pair"
+        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} games, {_duration(spent)}, {left}"
+
+    def draw(self) -> None:
+        tenth = int(10 * self.done / self.total)
+        if self.tty:
+            self.out.write("\r" + self.line().ljust(100))
+        elif tenth != self._shown:
+            self.out.write(self.line() + "\n")
+        self._shown = tenth
+        self.out.flush()
+
+    def __call__(self, games: int) -> None:
+        self.done += int(games)
+        self.draw()
+
+    def close(self) -> None:
+        if self.tty:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def write_replays(game: str, report: object, players: int, out: str, seed: int, games: int = 2) -> str:
+    """The first ``games`` deals of the two best-rated agents, every seating, as replays in ``OUT/replays``."""
+    best = sorted(report.agents, key=lambda s: -report.ratings[s])[:2]
+    lineup = (best * players)[:players]
+    folder = os.path.join(out, "replays")
+    evaluate(game, lineup, deals=games, seed=seed, players=players, replays=folder, replay_games=games)
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evaluation.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=1000, help="duplicate deals per pair of agents")
@@ -62,15 +117,24 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     os.makedirs(args.out, exist_ok=True)
+    written = []
     for game in games:
         players = TABLES[game]
         t0 = time.perf_counter()
-        report = tournament(game, lineup(game, players, args.models), deals=args.games, seed=args.seed, players=players)
+        specs = lineup(game, players, args.models)
+        pairs = len(specs) * (len(specs) - 1) // 2
+        bar = TableProgress(f"{game}: {pairs} pairs", pairs * args.games * players)
+        report = tournament(game, specs, deals=args.games, seed=args.seed, players=players, progress=bar)
+        bar.close()
         print(report.table())
         json_path, png_path = output_paths(args.out, game)
         save_json(report, json_path)
         save_tournament_chart(report, png_path)
-        print(f"({time.perf_counter() - t0:.0f} s) wrote {json_path} and {png_path}\n")
+        replays = write_replays(game, report, players, args.out, args.seed)
+        written += [json_path, png_path]
+        print(f"({time.perf_counter() - t0:.0f} s) wrote {json_path} and {png_path}\n", flush=True)
+    print("Results: " + ", ".join(written))
+    print(f"Replays of the best agents: {replays}  (watch them: deckgym view {replays})")
     return 0
 
 
