@@ -371,12 +371,14 @@ def test_eof_exits_cleanly():
     assert result["quit"] and "Input closed: leaving the game (seed 1)." in out.getvalue()
 
 
-def test_cli_play(monkeypatch, capsys):
+def test_cli_play(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the game is saved in ./replays
     monkeypatch.setattr("sys.stdin", io.StringIO("1\n2\n"))
     assert cli_main(["play", "racko", "--vs", "racko:sequence", "--seed", "9", "--rule", "max_turns=50"]) == 0
     text = capsys.readouterr().out
     assert "Rack-O, 2 players, one round, seed 9." in text and "You: draw from the pile." in text
-    assert "Input closed" in text
+    assert "Input closed" in text and "Saved the game as replays/racko-play-seed9-" in text
+    assert len(list((tmp_path / "replays").glob("racko-play-seed9-*.jsonl"))) == 1
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert cli_main(["play", "leastscore", "--vs", "leastscore:counting", "--players", "2", "--seat", "1"]) == 0
     assert "you (player_1)" in capsys.readouterr().out

@@ -241,3 +241,51 @@ def test_arena_refuses_a_bad_replay_count(tmp_path):
 
     with pytest.raises(ValueError, match="--replay-games must be an int in 1..4"):
         evaluate("racko", ["random"], deals=4, replays=str(tmp_path), replay_games=5)
+
+
+def test_demo_shows_progress_and_writes_replays(tmp_path, monkeypatch, capsys):
+    import io
+
+    import evaluation.demo as demo
+
+    out = io.StringIO()
+    bar = demo.TableProgress("racko: 1 pairs", 10, out=out)
+    bar(4)
+    bar(6)
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith("0/10 games, 0 s, expected time: after the first pair")
+    assert "4/10 games" in lines[1] and "left" in lines[1] and "10/10 games" in lines[2]
+    monkeypatch.setattr(demo, "lineup", lambda game, players, models: ["random", "racko:bucket"])
+    assert demo.main(["--games", "1", "--game", "racko", "--out", str(tmp_path), "--models", str(tmp_path)]) == 0
+    text = capsys.readouterr()
+    assert f"deckgym view {tmp_path / 'replays'}" in text.out and "Results: " in text.out
+    assert "2/2 games" in text.err  # the bar (not a terminal here: a line per tenth)
+    files = sorted((tmp_path / "replays").iterdir())
+    assert [f.name for f in files] == [f"racko-deal{d:05d}-rot{r}.jsonl" for d in range(2) for r in range(2)]
+    for f in files:
+        rep = load(f)
+        assert sorted(rep.header["seats"]) == ["racko:bucket", "random"]
+        resimulate(rep)
+
+
+def test_terminal_play_saves_the_persons_game(tmp_path):
+    import io
+
+    from evaluation.play import PlaySession
+
+    typed = []
+
+    def first_move(prompt=""):
+        typed.append("1")
+        return "1"
+
+    out = io.StringIO()
+    s = PlaySession("racko", ["racko:bucket"], seed=4, output=out, input_fn=first_move, replays=str(tmp_path),
+                    rules_kwargs={"max_turns": 40})
+    result = s.run()
+    assert not result["quit"] and s.replay_path and f"Saved the game as {s.replay_path}" in out.getvalue()
+    rep = load(s.replay_path)
+    assert rep.header["seats"] == ["human", "racko:bucket"] and rep.header["seed"] == 4
+    mine = [d for d in rep.decisions if d["seat"] == 0]
+    assert len(mine) == len(typed) and all(d["move"] == d["legal_moves"][0] for d in mine)  # move 1: the first listed
+    assert rep.end["winners"] == result["winners"] and resimulate(rep) == len(rep.decisions)
