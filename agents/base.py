@@ -46,6 +46,15 @@ class Agent(ABC):
         return f"{type(self).__name__}({self.spec!r})"
 
 
+def masked_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``(B, A)`` probabilities of a policy's ``logits`` over the legal actions only (0 elsewhere):
+    what a learned agent's ``action_probs(observations, masks)`` returns (replays show them)."""
+    masks = np.asarray(masks, dtype=bool)
+    z = np.where(masks, np.asarray(logits, dtype=np.float64), -np.inf)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def sample_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     """A uniformly random legal action per row of ``masks``; every row must have one."""
     masks = np.asarray(masks, dtype=bool)

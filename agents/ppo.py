@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import Agent, masked_softmax
 
 META_NAME = "deckgym_meta.json"
 FORMAT = "deckgym-ppo"
@@ -300,10 +300,7 @@ class PPOAgent(Agent):
     def action_probs(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """``(B, A)`` the policy's probabilities over the legal actions (0 for illegal ones),
         what replays show as policy bars; draws no random numbers."""
-        masks = np.asarray(action_masks, dtype=bool)
-        logits = np.where(masks, self.logits(observations), -np.inf).astype(np.float64)
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
+        return masked_softmax(self.logits(observations), action_masks)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=bool)

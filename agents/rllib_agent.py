@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import Agent, masked_softmax
 from agents.ppo import check_metadata, features_module, game_of_core, model_metadata
 
 META_NAME = "deckgym_meta.json"
@@ -127,6 +127,12 @@ class RLlibAgent(Agent):
                                "action_mask": torch.as_tensor(np.asarray(action_masks, np.float32))}}
         with torch.inference_mode():
             return self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+
+    def action_probs(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``(B, A)`` the module's probabilities over the legal actions (0 for illegal ones), what
+        replays show as policy bars; draws no random numbers."""
+        masks = np.asarray(action_masks, dtype=bool)
+        return masked_softmax(self.logits(observations, masks), masks)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=bool)

@@ -102,19 +102,23 @@ def test_action_probabilities_are_recorded_where_the_agent_has_them(tmp_path):
             assert "probs" not in d
 
 
-def test_ppo_action_probs_pick_its_action():
+@pytest.mark.parametrize("spec", ["ppo:models/racko_2p.zip", "rllib:models/racko_2p_rllib"])
+def test_learned_agents_action_probs_pick_their_action(spec):
     from pathlib import Path
 
-    from agents.ppo import PPOAgent
+    from agents.registry import make_agent
 
-    path = Path(__file__).resolve().parents[1] / "models" / "racko_2p.zip"
+    kind, rel = spec.split(":", 1)
     core = make_core("racko", 2)
-    agent = PPOAgent(core, str(path))
+    agent = make_agent(f"{kind}:{Path(__file__).resolve().parents[1] / rel}", core, game="racko")
     state = core.init(16, 0)
-    obs, masks = core.observe(state, core.current_player(state)), core.legal_action_mask(state)
-    p = agent.action_probs(obs, masks)
-    assert p.shape == masks.shape and np.allclose(p.sum(axis=1), 1.0) and (p[~masks] == 0).all()
-    assert (np.argmax(p, axis=1) == agent.act(obs, masks)).all()
+    for _ in range(3):  # choose and place phases
+        obs, masks = core.observe(state, core.current_player(state)), core.legal_action_mask(state)
+        p = agent.action_probs(obs, masks)
+        assert p.shape == masks.shape and np.allclose(p.sum(axis=1), 1.0) and (p[~masks] == 0).all()
+        acts = agent.act(obs, masks)
+        assert (np.argmax(p, axis=1) == acts).all()
+        core.step(state, acts)
 
 
 def test_capped_rounds_say_so(tmp_path):
