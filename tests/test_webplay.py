@@ -1,0 +1,105 @@
+"""The browser play server without a browser: only legal moves are offered and accepted, bad
+requests are refused by name and change nothing, the end reveals every hand, the game is saved."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from deckgym.cli import main as cli_main
+from deckgym.replay import load, resimulate
+from deckgym.viewer import make_server
+from evaluation.webplay import WebGame, WebPlayApp
+
+
+@pytest.fixture
+def served(tmp_path):
+    app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=3, replays=str(tmp_path))
+    srv = make_server(app, 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield app, f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def call(url, body=None, raw=None):
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+@pytest.mark.parametrize("raw, status, message", [
+    (b"{not json", 400, "malformed request: the body is not JSON"),
+    (b"[1]", 400, 'malformed request: send {"action": A}'),
+    (b"{}", 400, 'malformed request: send {"action": A}'),
+    (b'{"action": "1"}', 400, "action must be an integer, got '1'"),
+    (b'{"action": true}', 400, "action must be an integer, got True"),
+    (b'{"action": 1.0}', 400, "action must be an integer, got 1.0"),
+    (b'{"action": 7}', 400, "illegal move 7: the legal moves are 0 (draw from the pile); 1 (take discard"),
+    (b'{"action": -1}', 400, "illegal move -1"),
+    (b'{"action": 0, "decision": 99}', 409, "stale move: it was sent for move 99"),
+])
+def test_bad_requests_are_refused_and_change_nothing(served, raw, status, message):
+    app, url = served
+    _, before = call(url + "/api/state")
+    got, body = call(url + "/api/move", raw=raw)
+    assert got == status and message in body["error"]
+    assert call(url + "/api/state") == (200, before)
+    assert len(app.game.record.lines) - 1 == before["decision"]  # nothing recorded either
+
+
+def test_unknown_addresses(served):
+    _, url = served
+    assert call(url + "/api/nothing")[0] == 404
+    assert call(url + "/api/state", body={})[0] == 404  # state is GET only
+    assert call(url + "/nowhere")[0] == 404
+
+
+def test_a_whole_game_through_the_api(served, tmp_path):
+    app, url = served
+    _, s = call(url + "/api/state")
+    full = app.game.core.state_dict(app.game.state)  # only the slots the other took from the discard pile show
+    assert s["table"]["seats"][1]["cards"] == [{"t": str(c), "known": True} if k in full["known_slots"][1]
+                                               else {"hidden": True} for k, c in enumerate(full["racks"][1], 1)]
+    while s["result"] is None:
+        assert s["moves"], "the person is to move whenever the game is not over"
+        prev = s["decision"]
+        _, s = call(url + "/api/move", body={"action": s["moves"][-1]["action"], "decision": s["decision"]})
+        assert s["decision"] > prev
+    assert call(url + "/api/move", body={"action": 0})[1]["error"] == "the game is over: start a new one"
+    rep = load(s["replay"])
+    assert resimulate(rep) == s["decision"] and rep.end["winners"] == s["result"]["winners"]
+    assert [c["t"] for c in s["table"]["seats"][1]["cards"]] == [str(c) for c in rep.end["state"]["racks"][1]]
+    assert not any(seat["to_move"] for seat in s["table"]["seats"])
+    _, s2 = call(url + "/api/new", body={})
+    assert s2["seed"] == 4 and s2["result"] is None and s2["decision"] < 3
+
+
+def test_leastscore_floor_and_declare_names_are_the_terminal_s(tmp_path):
+    g = WebGame("leastscore", ["leastscore:greedy"], players=3, seed=2, replays=None)
+    names = [m["name"] for m in g.snapshot()["moves"]]
+    assert names and all(n.startswith("discard ") for n in names)
+    while g.result is None:
+        moves = g.snapshot()["moves"]
+        pick = next((m for m in moves if m["name"].startswith("declare")), moves[0])
+        g.move({"action": pick["action"]})
+    assert g.replay_path is None and g.result["reason"] in ("declare", "cap")
+    assert len(g.result["lines"]) >= 3  # who declared, the hands shown, the points
+
+
+def test_cli_play_web_flags(tmp_path, capsys):
+    assert cli_main(["play", "racko", "--port", "9000", "--replays", str(tmp_path)]) == 2
+    assert "--port is for --web" in capsys.readouterr().err
+    assert cli_main(["play", "racko", "--web", "--port", "70000", "--replays", str(tmp_path)]) == 2
+    assert "--port must be an int in 0..65535" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert cli_main(["play", "racko", "--web", "--replays", str(tmp_path / "file" / "sub")]) == 2
+    assert "--replays" in capsys.readouterr().err
