@@ -72,7 +72,10 @@ def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
         ref = getattr(template, f.name)
         if f.name not in raw:
             raise ReplayError(f"raw state lacks the field {f.name!r}")
-        buf = base64.b64decode(raw[f.name])
+        try:
+            buf = base64.b64decode(raw[f.name], validate=True)
+        except (ValueError, TypeError):
+            raise ReplayError(f"raw state field {f.name!r} is not base64") from None
         if len(buf) != ref[0].nbytes:
             raise ReplayError(f"raw state field {f.name!r} has {len(buf)} bytes, expected {ref[0].nbytes}")
         out[f.name] = np.frombuffer(buf, dtype=ref.dtype).reshape(ref.shape).copy()

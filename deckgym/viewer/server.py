@@ -115,7 +115,8 @@ def make_server(app: JsonApp, port: int = 0) -> ThreadingHTTPServer:
     try:
         server = ThreadingHTTPServer((HOST, port), _handler(app))
     except OSError as exc:
-        raise ValueError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
+        hint = " (--port 0 takes any free port)" if port else ""
+        raise ValueError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}{hint}") from None
     server.daemon_threads = True
     return server
 
