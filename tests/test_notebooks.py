@@ -53,6 +53,7 @@ def check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     if name.startswith("01"):
         assert "Rack-O:" in text and "Least Score:" in text and "obs_size" in text and "random play vs" in text
+        assert "re-simulated bit for bit" in text
         assert len(images) >= 1  # the rendered pictures
     else:
         assert "model:" in text and "win rate" in text and "rating" in text
