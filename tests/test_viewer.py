@@ -200,3 +200,28 @@ def test_port_and_path_errors_are_one_line(tmp_path, capsys, replay_dir):
     (tmp_path / "empty").mkdir()
     assert cli_main(["view", str(tmp_path / "empty")]) == 2
     assert "no replay files" in capsys.readouterr().err
+
+
+def test_leastscore_seat_view_is_the_same_whatever_the_hidden_cards():
+    """Hand-built deals: seat 0's hand and the floor fixed, the others' hands and the deck swapped."""
+    core = make_core("leastscore", 3)
+    tv = table_view("leastscore")
+    labels = ["a", "b", "c"]
+    mine, floor = ["AC", "2D", "5H", "9S", "KC"], ["7D"]
+    one = {"hands": [mine, ["3C", "4C", "6D", "8H", "JS"], ["2S", "3H", "10D", "QH", "QS"]],
+           "deck": ["4D", "6S", "8C", "9D", "JD"], "floor": floor, "first_player": 0}
+    two = {"hands": [mine, ["4D", "6S", "8C", "9D", "JD"], ["3C", "4C", "6D", "8H", "JS"]],
+           "deck": ["2S", "3H", "10D", "QH", "QS"], "floor": floor, "first_player": 0}
+    a, b = core.deal(7, one), core.deal(7, two)
+    assert raw_state(a, 0) != raw_state(b, 0)
+    single = core.action_names.index("discard_s4")  # the king (canonical order: the fifth card)
+    take = core.action_names.index("take_floor_0")
+    for step in (None, single, take):
+        if step is not None:
+            for s in (a, b):
+                core.step(s, np.array([step]))
+        va, vb = (seat_views(core, tv, raw_state(s, 0), labels) for s in (a, b))
+        assert va[0] == vb[0]  # what seat 0 sees does not depend on the hidden cards
+        assert va[1] != vb[1]  # (while seat 1's own hand differs)
+    assert _visible(va[0]["seats"][0]["cards"]) == [card_str(parse_card(c), symbols=True)
+                                                    for c in ["AC", "2D", "5H", "7D", "9S"]]
