@@ -5,6 +5,7 @@ requests) and ``deckgym view``'s bad input."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import socket
 import threading
 import urllib.error
@@ -225,3 +226,39 @@ def test_leastscore_seat_view_is_the_same_whatever_the_hidden_cards():
         assert va[1] != vb[1]  # (while seat 1's own hand differs)
     assert _visible(va[0]["seats"][0]["cards"]) == [card_str(parse_card(c), symbols=True)
                                                     for c in ["AC", "2D", "5H", "7D", "9S"]]
+
+
+@pytest.mark.parametrize("argv, page", [
+    (["view", "{dir}"], b"deckgym viewer"),
+    (["play", "racko", "--vs", "racko:bucket", "--seed", "1", "--web", "--replays", "{dir}"], b"deckgym play"),
+])
+def test_commands_print_their_url_and_serve_it(replay_dir, argv, page):
+    """``deckgym view`` and ``deckgym play --web`` as a user runs them: the URL printed, the page served."""
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    cmd = [sys.executable, "-m", "deckgym"] + [a.replace("{dir}", str(replay_dir)) for a in argv] + ["--port", "0"]
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=root)
+    found: list[str] = []
+
+    def read_url() -> None:  # the URL line comes once the server listens
+        for line in proc.stdout:
+            text = line.decode()
+            if "open http://127.0.0.1:" in text:
+                found.append(text.split("open ", 1)[1].split()[0])
+                return
+
+    try:
+        reader = threading.Thread(target=read_url, daemon=True)
+        reader.start()
+        reader.join(timeout=90)  # never a hang: no URL in time fails the test
+        assert found, f"no URL printed by {' '.join(argv)}"
+        url = found[0]
+        status, body = _get(url)
+        assert status == 200 and page in body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
