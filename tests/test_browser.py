@@ -240,12 +240,12 @@ def test_play_a_whole_leastscore_round_and_bad_clicks_change_nothing(browser, tm
         assert len(hand) == 5 and None not in hand
         for s in (1, 2):  # nothing known of the others' hands at the start
             assert all(c is None for c in seat_cards(browser, s))
+        shot(browser, tmp_path, "play.png")
         browser.execute_script("send(99)")  # an illegal move from the page
         wait(browser, "return document.getElementById('error').textContent !== ''")
         assert "illegal move 99" in browser.find_element("id", "error").text
         assert browser.execute_script("return document.body.dataset.decision") == before
         assert seat_cards(browser, 0) == hand
-        shot(browser, tmp_path, "play.png")
 
         def choose(names, actions):  # declare when allowed, else the first move offered (the largest discard)
             return next((i for i, n in enumerate(names) if n.startswith("declare")), 0)
