@@ -168,7 +168,7 @@ class GameRecord:
             self.done = True
         else:
             self._rounds += 1
-            self.lines.append({"type": "round", **line})
+            self.lines.append({"type": "round", "decision": self.lines[-1]["index"], **line})
 
     def step(self, state: Any, seat: int, action: int, probs: np.ndarray | None = None) -> Any:
         """Play ``action`` of ``seat`` in the one game of ``state`` (B = 1, checked by the core), record it

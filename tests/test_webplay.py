@@ -103,3 +103,21 @@ def test_cli_play_web_flags(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert cli_main(["play", "racko", "--web", "--replays", str(tmp_path / "file" / "sub")]) == 2
     assert "--replays" in capsys.readouterr().err
+
+
+def test_a_match_in_the_browser_server_keeps_every_round(tmp_path):
+    """A Rack-O match to 60 points: several rounds, each end in the log and in the replay, which re-simulates."""
+    from deckgym.viewer import frames
+
+    g = WebGame("racko", ["racko:bucket"], seed=6, match=True, rules_kwargs={"target_score": 60},
+                replays=str(tmp_path))
+    while g.result is None:
+        g.move({"action": g.snapshot()["moves"][0]["action"]})
+    rep = load(g.replay_path)
+    assert rep.header["episode"] == "match" and len(rep.rounds) >= 1
+    assert resimulate(rep) == len(rep.decisions)
+    assert sum("went out" in line or "No Rack-O" in line for line in g.log) == len(rep.rounds) + 1
+    data = frames(rep)
+    ended = [f for f in data["frames"] if f.get("round_end")]
+    assert [f["index"] for f in ended] == [r["decision"] for r in rep.rounds]
+    assert [f["round_end"]["round_points"] for f in ended] == [r["round_points"] for r in rep.rounds]

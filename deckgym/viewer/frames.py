@@ -50,6 +50,7 @@ def frames(replay: Replay) -> dict[str, Any]:
     core = replay.make_core()
     tv = table_view(replay.game)
     labels = seat_labels(replay.header)
+    ends = {r.get("decision"): r for r in replay.rounds}  # a match: the move that ended each round but the last
     out = []
     for d in replay.decisions:
         legal_moves = d.get("legal_moves") or [core.action_names[a] for a in d["legal"]]
@@ -60,6 +61,8 @@ def frames(replay: Replay) -> dict[str, Any]:
         out.append({"index": d.get("index", len(out)), "seat": d["seat"], "phase": d["phase"],
                     "move": d.get("move", d["action_name"]), "action_name": d["action_name"],
                     "legal_moves": legal_moves, "policy": policy,
+                    "round_end": {k: r[k] for k in ("round_points", "total_points", "reason")}
+                    if (r := ends.get(d.get("index"))) else None,
                     "god": jsonable(tv.god_table(d["state"], labels)),
                     "seats": seat_views(core, tv, d["raw"], labels)})
     end = replay.end

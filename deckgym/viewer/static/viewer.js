@@ -95,6 +95,11 @@ function go(k) {
   }
   const res = document.getElementById("result");
   res.innerHTML = "";
+  if (f.round_end) {  // a match: this move ended a round (the next frame is the next round's deal)
+    const e = Object.assign({winners: []}, f.round_end);
+    res.appendChild(el("div", null, "This move ends the round: " + (REASONS[e.reason] || e.reason) + "."));
+    res.appendChild(pointsTable(V.data.labels, e));
+  }
   if (f.phase === "end" && V.data.end) {
     const e = V.data.end;
     res.appendChild(el("div", null, "End of the " + (V.data.header.episode === "match" ? "match" : "round") + ": " +
