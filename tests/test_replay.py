@@ -226,8 +226,8 @@ def test_batched_steps_keep_every_state_field_s_dtype(game, players):
 def test_arena_writes_the_first_deals_in_every_seating(tmp_path):
     from evaluation.arena import evaluate
 
-    plain = evaluate("racko", ["racko:bucket", "random"], deals=6, seed=3, batch=4)
-    rec = evaluate("racko", ["racko:bucket", "random"], deals=6, seed=3, batch=4, replays=str(tmp_path / "r"),
+    plain = evaluate("racko", ["racko:bucket", "random"], deals=4, seed=3, batch=4)
+    rec = evaluate("racko", ["racko:bucket", "random"], deals=4, seed=3, batch=4, replays=str(tmp_path / "r"),
                    replay_games=3)  # batch 4: two deals per chunk, so the replays span two chunks
     assert rec.to_json() == plain.to_json()  # recording changes no game
     files = sorted(p.name for p in (tmp_path / "r").iterdir())
