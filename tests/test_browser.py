@@ -143,6 +143,13 @@ def test_viewer_steps_to_move_k_and_shows_its_cards(browser, viewer, tmp_path):
                            "s.dispatchEvent(new Event('input'));")
     points = browser.execute_script("return [...document.querySelectorAll('#result .round-points')].map(e => e.textContent)")
     assert points == [str(p) for p in rep.end["round_points"]]
+    # play from move k at 20 moves a second: it runs to the end by itself and stops there
+    browser.execute_script(f"go({k});")
+    browser.execute_script("document.getElementById('speed').value = '20';")
+    browser.find_element("id", "play").click()
+    last = str(len(rep.decisions))
+    wait(browser, f"return document.getElementById('position').dataset.k === '{last}'", timeout=30)
+    wait(browser, "return document.getElementById('play').textContent === 'play'")
 
 
 def test_seat_view_hides_every_hidden_card(browser, viewer):
