@@ -15,7 +15,7 @@ import glob
 import os
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from agents.registry import agent_specs
 from evaluation.arena import evaluate, save_json
@@ -92,9 +92,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def write_replays(game: str, report: object, players: int, out: str, seed: int, games: int = 2) -> str:
+def write_replays(game: str, report: Any, players: int, out: str, seed: int, games: int = 2) -> str:
     """The first ``games`` deals of the two best-rated agents, every seating, as replays in ``OUT/replays``."""
-    best = sorted(report.agents, key=lambda s: -report.ratings[s])[:2]
+    ratings = report.ratings
+    best = sorted(ratings, key=lambda s: -ratings[s])[:2]
     lineup = (best * players)[:players]
     folder = os.path.join(out, "replays")
     evaluate(game, lineup, deals=games, seed=seed, players=players, replays=folder, replay_games=games)
