@@ -1,7 +1,7 @@
 """Heuristic Least Score agents, batched over ``B`` games (no Python loop over games).
 
-Thin agent classes: the decision logic lives in ``leastscore_env.plan`` and
-``leastscore_env.dp`` (shared with the learners' derived features).
+Thin agent classes: the decisions are ``agents.leastscore_plan``'s, on the building blocks of
+``leastscore_env.plan`` and ``leastscore_env.dp`` (shared with the learners' derived features).
 
 * ``leastscore:greedy`` (:class:`GreedyAgent`): throw away the most points now, take low or
   matching floor cards, declare at a fixed small total.
@@ -31,36 +31,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
+from agents.leastscore_plan import counting_actions_obs, dp_actions_obs, expect_actions, greedy_actions
 from agents.params import Range
-from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, dp_actions, dp_actions_obs  # noqa: F401  (dp_actions re-exported)
-from leastscore_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
-    CARD_RANK,
-    CARD_VALUE,
-    DECLARE,
-    DISCARD_SLOTS,
-    DRAW_DECK,
-    FLOOR0,
-    HAND_SLOTS,
-    MAX_SUM,
-    NUM_ACTIONS,
-    NUM_CARDS,
-    NUM_DISCARDS,
-    NUM_RANKS,
-    RANK_VALUE,
-    best_group_value,
-    counting_actions,
-    counting_actions_obs,
-    counting_scores,
-    decode,
-    expect_actions,
-    expect_plan,
-    greedy_actions,
-    group_totals,
-    hand_potential,
-    opponent_below_prob,
-    rules_kwargs,
-    rules_sequences as _rules_sequences,
-)
+from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN
+from leastscore_env.plan import rules_kwargs, rules_sequences
 
 
 class GreedyAgent(Agent):
@@ -78,7 +52,7 @@ class GreedyAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        return greedy_actions(view, action_masks, self.declare_at, _rules_sequences(self.core.rules))
+        return greedy_actions(view, action_masks, self.declare_at, rules_sequences(self.core.rules))
 
 
 class CountingAgent(Agent):
@@ -108,7 +82,7 @@ class CountingAgent(Agent):
         return counting_actions_obs(self.core, observations, action_masks, gamma=self.gamma, refill=self.refill,
                                     min_success=self.min_success, skew=self.skew,
                                     tie_wins=bool(getattr(rules, "tie_wins", True)),
-                                    sequence_lengths=_rules_sequences(rules))
+                                    sequence_lengths=rules_sequences(rules))
 
 
 class ExpectAgent(Agent):

@@ -22,21 +22,8 @@ import numpy as np
 from agents.base import Agent
 from agents.params import Choice, Range
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
-from racko_env.plan import (  # noqa: F401  (re-exported for code that imports them from agents)
-    BIG,
-    DEFAULT_SEQUENCE_PARAMS,
-    SLOTS,
-    availability as _availability,
-    candidate_racks,
-    goes_out,
-    longest_run,
-    sequence_costs,
-    sequence_plan,
-    plan_choices,
-    draw_outlook,
-    plan_with_outlook,
-    take_by_outlook,
-)
+from racko_env.plan import (DEFAULT_SEQUENCE_PARAMS, SLOTS, candidate_racks, draw_outlook, goes_out, plan_choices,
+                             plan_with_outlook, sequence_plan, take_by_outlook)
 
 __all__ = [
     "BucketAgent",
@@ -47,9 +34,7 @@ __all__ = [
     "ranges_decide",
     "sequence_decide",
     "lookahead_decide",
-    "sequence_costs",
     "winning_slots",
-    "candidate_racks",
 ]
 
 
@@ -246,7 +231,7 @@ def sequence_decide(
     rng: np.random.Generator | None = None,
     params: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Sequence: keep the cheapest-to-complete increasing subsequence (see :func:`sequence_costs`).
+    """Sequence: keep the cheapest-to-complete increasing subsequence (see ``racko_env.plan.sequence_costs``).
 
     Every decision evaluates the 11 candidate racks (unchanged, or the card in each slot)
     with the DP and plays the cheapest; the discard is taken only when placing it cuts the

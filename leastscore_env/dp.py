@@ -22,8 +22,9 @@ first. This module values every hand by backward induction over our own turns:
 At a decision the agent uses what it sees: the unseen pool's rank odds for the draw, the
 floor cards it could take (L4), and, for declaring now, the calibrated opponent model of
 ``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games in
-compiled row functions (``plan_kernels.dp_row``), from a decoded view (:func:`dp_plan`) or
-straight from observation rows (:func:`dp_actions_obs`, what the agent uses).
+compiled row functions (``plan_kernels.dp_row``). The value tables live here because the
+learners' derived features (version 3) read dp's decision; the agent's decisions
+(``dp_plan``, ``dp_actions_obs``) are in ``agents.leastscore_plan``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import best_legal, obs_rows
 from leastscore_env import plan as pl
 
 NUM_RANKS = pl.NUM_RANKS
@@ -309,49 +309,3 @@ def run_dp(kernel: Any, tables: _WorthTables, args_before: tuple, args_after: tu
         if missing == 0:
             return
         tables.add(int(missing))
-
-
-def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = DEFAULT_LAM,
-            margin: float = DEFAULT_MARGIN, tie_wins: bool = True, penalty: float = 20.0,
-            sequence_lengths: tuple[int, ...] = (3, 5)) -> dict[str, np.ndarray]:
-    """The ``leastscore:dp`` decisions and the values behind them, for ``B`` games.
-
-    The value tables are those of the number of players still in each game (L9), read from
-    the observation, with our position in the round's turn order. Each discard (draw) is
-    valued by the hand it leaves, followed by the deck (odds of the unseen pool) or a floor
-    card, by the worth right after our turn; declaring now by the calibrated opponent model
-    with what we see of their hands (``plan_kernels.dp_row``).
-
-    Returns ``action`` (B,), ``declare`` (utility of declaring now, 0 where not legal),
-    ``play_on`` (utility of the best discard, or of the best draw in the draw phase) and
-    ``values`` (B, 38): each legal action's utility (−inf elsewhere; declare holds ``declare``).
-    """
-    from leastscore_env.plan_kernels import dp_rows  # numba: loaded on first use
-
-    masks = np.ascontiguousarray(masks, dtype=bool)
-    b = masks.shape[0]
-    D = pl.decoded(pl.decode(view), np.asarray(view["turn"]))
-    out = {"action": np.zeros(b, np.int64), "declare": np.zeros(b), "play_on": np.zeros(b),
-           "values": np.empty((b, pl.NUM_ACTIONS))}
-    run_dp(dp_rows, worth_tables(lam, tie_wins, penalty, sequence_lengths), (D, masks),
-           (out["action"], out["declare"], out["play_on"], out["values"]), lam, margin, tie_wins, penalty)
-    return out
-
-
-def dp_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) -> np.ndarray:
-    """The ``leastscore:dp`` actions (see :func:`dp_plan`)."""
-    return dp_plan(view, masks, **kwargs)["action"]
-
-
-def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float = DEFAULT_LAM, margin: float = DEFAULT_MARGIN,
-                   tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
-    pass decodes and plans each row (``obs_kernels.dp_actions_rows``)."""
-    from leastscore_env.obs_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
-
-    obs = obs_rows(core, obs)
-    masks = mask_rows(masks, obs.shape[0])
-    action = np.zeros(obs.shape[0], np.int64)
-    run_dp(dp_actions_rows, worth_tables(lam, tie_wins, penalty, sequence_lengths), (obs, masks, layout(core)),
-           (action,), lam, margin, tie_wins, penalty)
-    return action

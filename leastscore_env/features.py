@@ -39,7 +39,7 @@ observation (L5 groups, L7 ``can_declare``, the floor):
 ======================  =======  ==============================================================
 
 Version 3 (the same size as version 2) replaces that block with the ``leastscore:dp``
-heuristic's decision (``leastscore_env.dp.dp_plan``, same legal mask):
+heuristic's decision (``plan_kernels.dp_rows`` on ``leastscore_env.dp``'s tables, same legal mask):
 
 ======================  =======  ==============================================================
 ``dp_action``           38       one-hot of the action dp would play

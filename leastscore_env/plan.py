@@ -1,21 +1,21 @@
-"""The Least Score decision logic (heuristic policies and their building blocks).
+"""The Least Score planners' building blocks, shared by the heuristics and the derived features.
 
 Pure, batched functions of a decoded observation (``core.obs_view``) and the legal action
 mask, over ``B`` games (no Python loop over games; tables are built at import). The
 per-game work of counting and expect (option values, opponents' totals, the L8 outlook)
-runs in the compiled row functions of ``leastscore_env.plan_kernels``; agents call them
-straight from observation rows (:func:`counting_actions_obs`, ``leastscore_env.obs_kernels``).
+runs in the compiled row functions of ``leastscore_env.plan_kernels``.
 
 * :func:`decode`: hand, floor, unseen pool and opponents' known cards as plain arrays;
 * :func:`best_group_value`, :func:`hand_potential`: what a hand could discard next (L5);
-* :func:`opponent_below_prob`: the chance each opponent's total is below a given total;
-* :func:`greedy_actions` (``leastscore:greedy``), :func:`counting_actions`
-  (``leastscore:counting``) and :func:`expect_actions` / :func:`expect_plan`
-  (``leastscore:expect``): the heuristics' decisions.
+* :func:`opponent_below_prob`, :func:`opponent_total_cdf`, :func:`declare_outlook`: the
+  opponent models (how likely each opponent's total is below ours; the L8 outcome of declaring);
+* :func:`counting_scores` (``leastscore:counting``'s action scores) and :func:`expect_plan`
+  (``leastscore:expect``'s decision and the numbers behind it).
 
-It lives in the game package because both the agents (``agents.leastscore_heuristics``)
-and the learners' derived features (``leastscore_env.features``, version 2) use it; games
-never import agents. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
+It lives in the game package because the learners' derived features
+(``leastscore_env.features``, version 2) read expect's plan; the agents' decisions are in
+``agents.leastscore_plan``. Games never import agents. Rule ids (L4, L5, L7, L8) refer to
+``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from deckgym.core import best_legal, obs_rows
+from deckgym.core import best_legal
 from leastscore_env.cards import NUM_CARDS, RANK_NAMES
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.core import HAND_MAX as HAND_SLOTS
@@ -172,11 +172,6 @@ def best_group_value(counts: np.ndarray, sequence_lengths: tuple[int, ...] = (3,
     return np.maximum(best[present], np.maximum(2 * single[pairs], 4 * single[fours]))
 
 
-def group_totals(hand_val: np.ndarray) -> np.ndarray:
-    """(B, 31): total value each discard action throws away (illegal ones included)."""
-    return hand_val @ DISCARD_SLOTS.T.astype(hand_val.dtype)
-
-
 def rules_sequences(rules: Any) -> tuple[int, ...]:
     return tuple(getattr(rules, "sequence_lengths", (3, 5)) or ())
 
@@ -185,49 +180,6 @@ def rules_kwargs(rules: Any) -> dict[str, Any]:
     """The rule fields the planners read: L8's ``tie_wins`` and ``penalty``, L5's sequence lengths."""
     return {"tie_wins": bool(getattr(rules, "tie_wins", True)), "penalty": float(getattr(rules, "penalty", 20)),
             "sequence_lengths": rules_sequences(rules)}
-
-
-# --------------------------------------------------------------------------- greedy
-
-
-def greedy_actions(view: dict[str, np.ndarray], masks: np.ndarray, declare_at: int = 6,
-                   sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """The greedy policy on a decoded ``obs_view`` batch (see :class:`GreedyAgent`)."""
-    masks = np.asarray(masks, dtype=bool)
-    d = decode(view)
-    b = masks.shape[0]
-    scores = np.full((b, NUM_ACTIONS), -np.inf)
-
-    # discard phase: the largest legal group; declare when the hand is small enough (L7)
-    scores[:, :NUM_DISCARDS] = group_totals(d["hand_val"]) + 1e-3 * DISCARD_SLOTS.sum(axis=1)  # ties: more cards
-    declare = d["hand_sum"] <= declare_at
-    scores[:, DECLARE] = np.where(declare, 1e9, -np.inf)
-
-    # draw phase: a floor card lower than a deck card's expected value, or one that makes a
-    # pair / three-card sequence with the cards kept (a multi-card discard next turn)
-    deck_mean = (d["pool_val_p"] * np.arange(11)).sum(axis=1)
-    fr = np.where(d["floor_ok"], CARD_RANK[np.maximum(d["floor"], 0)], -10)  # (B, F)
-    has = np.concatenate([d["hand_counts"] > 0, np.zeros((b, 3), dtype=bool)], axis=1)  # rank -> in hand
-    has_ext = np.concatenate([np.zeros((b, 3), dtype=bool), has], axis=1)  # index r + 3 = rank r
-    rows = np.arange(b)[:, None]
-
-    def held(offset: int) -> np.ndarray:
-        idx = np.clip(fr + offset + 3, 0, has_ext.shape[1] - 1)
-        out = has_ext[rows, idx]
-        if offset == 1 or offset == 2:  # high ace: Q-K-A
-            out |= (fr + offset == 13) & has[:, :1]
-        return out & d["floor_ok"]
-
-    pair = held(0)
-    seq = (held(-2) & held(-1)) | (held(-1) & held(1)) | (held(1) & held(2)) if 3 in sequence_lengths else np.zeros_like(pair)
-    low = d["floor_val"] < deck_mean[:, None]
-    useful = d["floor_ok"] & (low | pair | seq)
-    # among useful floor cards prefer a match (it leaves the value for a discard), then the lowest
-    fscore = np.where(useful, 100.0 + 50.0 * (pair | seq) - d["floor_val"], -np.inf)
-    nf = min(fscore.shape[1], NUM_ACTIONS - FLOOR0)
-    scores[:, FLOOR0:FLOOR0 + nf] = fscore[:, :nf]
-    scores[:, DRAW_DECK] = 0.0
-    return best_legal(scores, masks)
 
 
 # --------------------------------------------------------------------------- counting
@@ -279,41 +231,18 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
     return probs
 
 
-def counting_actions(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,
-                     min_success: float = 0.65, skew: float = 0.05, tie_wins: bool = True,
-                     sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """The counting policy on a decoded ``obs_view`` batch (see ``CountingAgent``)."""
-    masks = np.asarray(masks, dtype=bool)
-    return best_legal(_counting(decode(view), masks, True, gamma=gamma, refill=refill, min_success=min_success,
-                                skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths), masks)
-
-
-def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma: float = 0.7,
-                         refill: float = 4.0, min_success: float = 0.65, skew: float = 0.05, tie_wins: bool = True,
-                         sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """:func:`counting_actions` straight from ``core``'s observations ``(B, obs_size)``: one
-    compiled pass decodes and plans each row (``obs_kernels.counting_actions_rows``)."""
-    from leastscore_env.obs_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
-
-    obs = obs_rows(core, obs)
-    masks = mask_rows(masks, obs.shape[0])
-    action = np.zeros(obs.shape[0], np.int64)
-    counting_actions_rows(obs, masks, layout(core),
-                          *counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), action)
-    return action
-
-
 def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float = 0.7, refill: float = 4.0,
                     min_success: float | None = 0.65, skew: float = 0.05, tie_wins: bool = True,
-                    sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
+                    sequence_lengths: tuple[int, ...] = (3, 5), legal_only: bool = False) -> np.ndarray:
     """(B, 38) action scores of the counting policy on a :func:`decode` d batch (higher = better).
 
     Draw phase: the draws; discard phase: each group legal in some row, and the declaration
     (+inf when the chance that no live opponent is below our total is ``min_success`` or more;
     ``min_success=None`` leaves it at -inf for a caller to decide). -inf elsewhere.
+    ``legal_only``: only each row's own legal actions are scored (enough to pick one).
     """
-    return _counting(d, np.asarray(masks, dtype=bool), False, gamma=gamma, refill=refill, min_success=min_success,
-                     skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths)
+    return _counting(d, np.asarray(masks, dtype=bool), legal_only, gamma=gamma, refill=refill,
+                     min_success=min_success, skew=skew, tie_wins=tie_wins, sequence_lengths=sequence_lengths)
 
 
 def counting_params(gamma: float, refill: float, min_success: float | None, skew: float, tie_wins: bool,
@@ -447,8 +376,3 @@ def expect_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float 
         success[r], points[r], adv[r] = s_, p_, a_
         scores[r, DECLARE] = np.where(a_ > margin, np.inf, -np.inf)
     return {"action": best_legal(scores, masks), "success": success, "points": points, "advantage": adv}
-
-
-def expect_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) -> np.ndarray:
-    """The ``leastscore:expect`` actions (see :func:`expect_plan`)."""
-    return expect_plan(view, masks, **kwargs)["action"]

@@ -7,19 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.leastscore_heuristics import (
-    DECLARE,
-    DISCARD_SLOTS,
-    DRAW_DECK,
-    FLOOR0,
-    CountingAgent,
-    GreedyAgent,
-    best_group_value,
-    counting_actions,
-)
+from agents.leastscore_heuristics import CountingAgent, GreedyAgent
+from agents.leastscore_plan import counting_actions
 from agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
+from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR
+from leastscore_env.plan import DISCARD_SLOTS, best_group_value
 from tests.conftest import make_core
 from evaluation.arena import evaluate
 
@@ -85,7 +79,7 @@ def test_greedy_takes_a_low_floor_card_and_leaves_a_high_one():
     hand = ["9C", "10D", "QH", "KS", "8C"]
     state = position(core, [hand, ["5C"]], ["AC"], script=[single(4)])  # throw the K, then draw
     a, _ = decide(GreedyAgent(core), core, state)
-    assert a == FLOOR0  # the ace from the floor
+    assert a == TAKE_FLOOR  # the ace from the floor
     state = position(core, [hand, ["5C"]], ["KD"], script=[single(4)])
     a, _ = decide(GreedyAgent(core), core, state)
     assert a == DRAW_DECK  # a king is worse than a deck card on average and matches nothing kept
@@ -96,7 +90,7 @@ def test_greedy_takes_a_floor_card_that_makes_a_pair():
     hand = ["9C", "10D", "QH", "KS", "2C"]
     state = position(core, [hand, ["5C"]], ["QD"], script=[single(4)])  # throw K, keep Q
     a, _ = decide(GreedyAgent(core), core, state)
-    assert a == FLOOR0
+    assert a == TAKE_FLOOR
 
 
 def declare_position(core, opp_card):
@@ -108,7 +102,7 @@ def declare_position(core, opp_card):
         ["9S"],
         deck=["AS", "8D"],
         # seat 0: discard opp_card (slot 2 or as sorted), draw AS; seat 1: discard KS, take opp_card
-        script=[single(sorted(parse_card(c) for c in ["AH", "2D", opp_card]).index(parse_card(opp_card))), DRAW_DECK, 0, FLOOR0],
+        script=[single(sorted(parse_card(c) for c in ["AH", "2D", opp_card]).index(parse_card(opp_card))), DRAW_DECK, 0, TAKE_FLOOR],
     )
 
 

@@ -11,21 +11,11 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.racko_heuristics import (
-    BucketAgent,
-    RangesAgent,
-    SequenceAgent,
-    _availability,
-    bucket_decide,
-    candidate_racks,
-    goes_out,
-    ranges_decide,
-    sequence_costs,
-    sequence_decide,
-)
+from agents.racko_heuristics import BucketAgent, RangesAgent, SequenceAgent, bucket_decide, ranges_decide, sequence_decide
 from agents.registry import make_agent
 from deckgym.playout import play_out
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoCore
+from racko_env.plan import availability, candidate_racks, goes_out, sequence_costs
 from racko_env.rules import RackoRules
 from tests.conftest import racko_view, slot
 from tests.oracles.racko_plan import sequence_costs_reference
@@ -111,7 +101,7 @@ def test_sequence_counts_cards_known_elsewhere():
 
     def cost(opp):
         view = {"in_discard": np.zeros((1, 41), bool), "opp_known": np.array([[opp + [0] * 8]]), "hand": np.zeros(1, np.int64)}
-        return sequence_costs(rack, np.array([0]), _availability(view, rack, 40, 0.5), rules.min_run_to_win)[0, 0]
+        return sequence_costs(rack, np.array([0]), availability(view, rack, 40, 0.5), rules.min_run_to_win)[0, 0]
 
     assert cost([11, 12]) > cost([21, 22]) + 1.0
 
@@ -127,7 +117,7 @@ def test_fast_sequence_costs_equal_the_per_candidate_reference(n, min_run, bonus
     view = {"in_discard": np.zeros((B, n + 1), bool), "opp_known": np.zeros((B, 1, 10), np.int64), "hand": np.zeros(B, np.int64)}
     view["in_discard"][np.arange(B)[:, None], perm[:, 11:16]] = True
     view["opp_known"][:, 0, :3] = perm[:, 16:19]
-    avail = _availability(view, rack, n, 0.5)
+    avail = availability(view, rack, n, 0.5)
     fast = sequence_costs(rack, card, avail, min_run, bonus)
     ref = sequence_costs_reference(candidate_racks(rack, card), avail, min_run, bonus)
     finite = (fast < 1e5) | (ref < 1e5)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import leastscore_env.dp as dp
+from agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.plan import CARD_RANK, DECLARE, DISCARD_SLOTS, NUM_DISCARDS, RANK_VALUE
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
@@ -121,10 +122,10 @@ def test_values_satisfy_the_bellman_equations():
 
 def test_L8_dp_declares_a_sure_win_and_not_a_sure_loss():
     win = leastscore_view([0, 4], opp_known=[[36, 37], [40, 41], [44, 45]], opp_size=(2, 2, 2))
-    plan = dp.dp_plan(win, leastscore_mask())
+    plan = dp_plan(win, leastscore_mask())
     assert plan["action"][0] == DECLARE and plan["declare"][0] == pytest.approx(1.0)
     lose = leastscore_view([32, 36], opp_known=[[1], [], []], opp_size=(1, 5, 5))
-    plan = dp.dp_plan(lose, leastscore_mask(), lam=0.08)
+    plan = dp_plan(lose, leastscore_mask(), lam=0.08)
     assert plan["action"][0] != DECLARE
     assert plan["declare"][0] == pytest.approx(-0.08 * 38.0)  # L8: 20 + (19 - 1) for sure
 
@@ -134,13 +135,13 @@ def test_dp_keeps_the_low_card_and_takes_a_low_floor_card():
     v = leastscore_view([0, 48], turn=1)
     m = np.zeros((1, 38), bool)
     m[0, 0] = m[0, 1] = True  # slot 0 = ace, slot 1 = king
-    assert dp.dp_plan(v, m)["action"][0] == 1
+    assert dp_plan(v, m)["action"][0] == 1
     # draw phase with an ace on the floor: take it rather than a deck card
     v = leastscore_view([48], turn=1)
     v["floor"] = np.array([[1, -1, -1, -1, -1]])
     m = np.zeros((1, 38), bool)
     m[0, 32] = m[0, 33] = True
-    plan = dp.dp_plan(v, m)
+    plan = dp_plan(v, m)
     assert plan["action"][0] == 33 and plan["values"][0, 33] > plan["values"][0, 32]
 
 

@@ -12,15 +12,14 @@ from leastscore_env.plan import (
     CARD_VALUE,
     DECLARE,
     calibrated_skew,
-    counting_actions,
     decode,
     declare_outlook,
     expect_plan,
-    greedy_actions,
     opponent_below_prob,
     opponent_total_cdf,
     unknown_sum_pmfs,
 )
+from agents.leastscore_plan import counting_actions, greedy_actions
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import agents.leastscore_plan as AP
 from agents.registry import make_agent
 from leastscore_env import dp, features as F, obs_kernels, plan, plan_kernels
 from leastscore_env.core import DECLARE, LeastScoreCore
@@ -53,14 +54,14 @@ def test_features_plans_and_actions_match_the_numpy_planners(kw):
             assert got.dtype == want.dtype and np.array_equal(got, want), version
         view = core.obs_view(obs)
         rk = plan.rules_kwargs(rules)
-        got, want = dp.dp_plan(view, masks, **rk), OD.dp_plan(view, masks, **rk)
+        got, want = AP.dp_plan(view, masks, **rk), OD.dp_plan(view, masks, **rk)
         for key in want:
             assert np.array_equal(got[key], want[key]), key
         got, want = plan.expect_plan(view, masks, **rk), OP.expect_plan(view, masks, **rk)
         for key in want:
             assert np.array_equal(got[key], want[key]), key
         kws = dict(tie_wins=rk["tie_wins"], sequence_lengths=rk["sequence_lengths"])
-        assert np.array_equal(plan.counting_actions(view, masks, **kws), OP.counting_actions(view, masks, **kws))
+        assert np.array_equal(AP.counting_actions(view, masks, **kws), OP.counting_actions(view, masks, **kws))
         checked += obs.shape[0]
     assert checked >= 2000
 
@@ -106,11 +107,11 @@ def test_observation_paths_refuse_bad_input():
     with pytest.raises(ValueError, match="observations must have shape"):
         F.derived_features(core, obs[:, :-1])
     with pytest.raises(ValueError, match="observations must have shape"):
-        dp.dp_actions_obs(core, obs[:, :10], masks)
+        AP.dp_actions_obs(core, obs[:, :10], masks)
     with pytest.raises(ValueError, match="action masks must have shape"):
-        plan.counting_actions_obs(core, obs, masks[:2])
+        AP.counting_actions_obs(core, obs, masks[:2])
     with pytest.raises(ValueError, match="action masks must have shape"):
-        dp.dp_actions_obs(core, obs, masks[:, :30])
+        AP.dp_actions_obs(core, obs, masks[:, :30])
     # one observation row (1-D) is a batch of one, as obs_view reads it
     assert np.array_equal(F.derived_features(core, obs[0]), F.derived_features(core, obs[:1]))
 
