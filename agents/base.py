@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import best_legal  # noqa: F401  (re-exported: agents import it from here)
-
 
 class Agent(ABC):
     """A policy for one game, acting on a batch of observations at once.
@@ -54,13 +52,3 @@ def masked_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
     e = np.exp(z - z.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
-
-def sample_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row of ``masks``; every row must have one."""
-    masks = np.asarray(masks, dtype=bool)
-    if masks.ndim != 2:
-        raise ValueError(f"action masks must be (B, num_actions), got shape {masks.shape}")
-    empty = ~masks.any(axis=1)
-    if empty.any():
-        raise ValueError(f"no legal action in rows {np.flatnonzero(empty)[:10].tolist()}")
-    return np.argmax(rng.random(masks.shape) * masks, axis=1).astype(np.int64)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, sample_legal
+from agents.base import Agent
+from deckgym.core import sample_legal
 
 
 class RandomAgent(Agent):
     spec = "random"
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return sample_legal(self.rng, action_masks)
+        return sample_legal(action_masks, self.rng)

@@ -6,7 +6,7 @@ environments users compare us with, measured side by side in one run.
 Figures (agent-steps per second; one agent-step = one decision of one player):
 - ``core B=…``: ``legal_action_mask`` + sampling a uniformly random legal action + ``step``,
   on one batched state of B games with auto-reset of finished games (sampling by the
-  core's exact ``sample_legal`` if it has one, else ``argmax(uniform noise * mask)``);
+  core's exact ``sample_legal`` if it has one, else ``deckgym.core.sample_legal``);
 - ``core+obs B=…``: the same plus ``observe`` of the player to move;
 - ``aec``: the PettingZoo AEC env (``env()``, standard wrappers) under random legal play,
   reading ``last()`` (observation + mask) every step, as an agent loop would;
@@ -27,8 +27,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from deckgym.registration import game as game_entry
 from deckgym.checks import check_output_file
+from deckgym.core import sample_legal
+from deckgym.registration import game as game_entry
 
 
 def _timed(fn: Callable[[], int], seconds: float) -> float:
@@ -44,15 +45,9 @@ def bench_core(core: Any, batch: int, seconds: float, observe: bool, seed: int =
     """Agent-steps/s of mask + random legal action + step (+ observe) at batch size ``batch``."""
     state = core.init(batch, seed)
     rng = np.random.default_rng(seed)
-    noise = np.empty((batch, core.num_actions), dtype=np.float32)
     chunk = max(1, 20_000 // batch)
-
-    def generic_sample(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        rng.random(dtype=np.float32, out=noise)
-        return np.argmax(noise * mask, axis=1)  # uniform over legal actions
-
     # A core may offer an exactly uniform sampler that knows its mask's structure.
-    sample = getattr(core, "sample_legal", generic_sample)
+    sample = getattr(core, "sample_legal", sample_legal)
 
     def run() -> int:
         for _ in range(chunk):

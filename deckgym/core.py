@@ -183,6 +183,20 @@ def best_legal(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(np.asarray(masks, dtype=bool), scores, -np.inf), axis=1).astype(np.int64)
 
 
+def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of ``masks`` (B, A), for any core; every row
+    must have one. A core's own ``Core.sample_legal(mask, rng)`` (same arguments) draws
+    exactly uniformly and faster from its mask's structure; this one is the agents' and the
+    fallback (``random``: the argmax of uniform noise on the legal actions)."""
+    masks = np.asarray(masks, dtype=bool)
+    if masks.ndim != 2:
+        raise ValueError(f"action masks must be (B, num_actions), got shape {masks.shape}")
+    empty = ~masks.any(axis=1)
+    if empty.any():
+        raise ValueError(f"no legal action in rows {np.flatnonzero(empty)[:10].tolist()}")
+    return np.argmax(rng.random(masks.shape) * masks, axis=1).astype(np.int64)
+
+
 # -- argument checks of the public core functions ---------------------------------------------
 # Every bad argument is a ValueError naming it, raised before the state is touched.
 RULES_DOC = "docs/RULES.md"

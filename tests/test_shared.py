@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from deckgym import rng
-from deckgym.core import zero_sum_win_rewards
+from deckgym.core import sample_legal, zero_sum_win_rewards
 from deckgym.registration import GAMES, game
 
 
@@ -76,6 +76,23 @@ def test_zero_sum_win_rewards(winners, expected):
     r = zero_sum_win_rewards(np.array(winners))
     np.testing.assert_allclose(r, expected, rtol=1e-6)
     np.testing.assert_allclose(r.sum(axis=1), 0.0, atol=1e-6)
+
+
+def test_sample_legal_picks_only_legal_actions_uniformly_and_refuses_empty_rows():
+    masks = np.zeros((3, 6), dtype=bool)
+    masks[0, [1, 4]] = True
+    masks[1, :] = True
+    masks[2, 5] = True
+    rng_ = np.random.default_rng(0)
+    picks = np.stack([sample_legal(masks, rng_) for _ in range(3000)])
+    assert picks.dtype == np.int64 and masks[np.arange(3), picks].all()
+    assert abs((picks[:, 0] == 1).mean() - 0.5) < 0.05 and set(np.unique(picks[:, 1])) == set(range(6))
+    assert np.array_equal(sample_legal(masks, np.random.default_rng(7)), sample_legal(masks, np.random.default_rng(7)))
+    masks[1] = False
+    with pytest.raises(ValueError, match=r"no legal action in rows \[1\]"):
+        sample_legal(masks, rng_)
+    with pytest.raises(ValueError, match="must be \\(B, num_actions\\)"):
+        sample_legal(masks[0], rng_)
 
 
 def test_unknown_game_lists_the_valid_ones():
