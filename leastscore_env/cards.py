@@ -19,12 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "NUM_CARDS", "PAD", "PAD_RANK", "RANK", "SUIT", "VALUE", "BIT",
+    "NUM_CARDS", "NUM_RANKS", "PAD", "PAD_RANK", "RANK", "SUIT", "RANK_VALUE", "VALUE", "BIT",
     "RANK_NAMES", "SUIT_NAMES", "SUIT_SYMBOLS", "card_str", "parse_card", "parse_cards", "card_value",
     "mask_to_cards", "cards_to_mask",
 ]
 
 NUM_CARDS = 52
+NUM_RANKS = 13
 PAD = 52  # "no card" in fixed-size card arrays; sorts after every real card
 PAD_RANK = 13
 
@@ -37,11 +38,14 @@ _ids = np.arange(NUM_CARDS + 1)
 RANK = (_ids >> 2).astype(np.int8)
 #: suit of each card id (PAD -> 0)
 SUIT = np.where(_ids < NUM_CARDS, _ids & 3, 0).astype(np.int8)
+#: L1 value of each rank 0..12 (A 1, 2..10 face value, J/Q/K 10): the one place it is written
+RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
 #: L1 value of each card id (PAD -> 0)
-VALUE = np.concatenate([np.minimum(np.arange(NUM_CARDS) // 4 + 1, 10), [0]]).astype(np.int8)
+VALUE = np.concatenate([RANK_VALUE[_ids[:NUM_CARDS] >> 2], [0]]).astype(np.int64)
 #: the uint64 bit of each card id in a 52-bit card set (PAD -> 0)
 BIT = np.concatenate([np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64), [0]]).astype(np.uint64)
-RANK.flags.writeable = SUIT.flags.writeable = VALUE.flags.writeable = BIT.flags.writeable = False
+RANK.flags.writeable = SUIT.flags.writeable = RANK_VALUE.flags.writeable = VALUE.flags.writeable = False
+BIT.flags.writeable = False
 
 _RANK_OF = {name: i for i, name in enumerate(RANK_NAMES)}
 _RANK_OF["T"] = 9  # common alias for ten

@@ -37,7 +37,7 @@ from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
 from leastscore_env.state import (ACTION_NAMES, DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, PHASE_NAMES,
                                   TAKE_FLOOR, LeastScoreState, empty_state)
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, CARD_VALUE, N_ALIVE, hand_word_bits, words_of
+from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE, hand_word_bits, words_of
 from leastscore_env.turn import LeastScoreTurns
 
 __all__ = [
@@ -140,7 +140,7 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
 
     def hand_totals(self, state: LeastScoreState) -> np.ndarray:
         """(B, P) L1 hand totals."""
-        return CARD_VALUE[state.hands.view(np.uint8).reshape(state.hands.shape + (8,))].sum(axis=2)
+        return BYTE_VALUE[state.hands.view(np.uint8).reshape(state.hands.shape + (8,))].sum(axis=2)
 
     def can_declare(self, state: LeastScoreState) -> np.ndarray:
         """(B,) bool: L7 -- every player still in the game has played a turn this round."""

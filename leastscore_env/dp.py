@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 
 from leastscore_env import plan as pl
+from leastscore_env.cards import NUM_RANKS, RANK_VALUE
+from leastscore_env.core import HAND_MAX, NUM_ACTIONS
 
-NUM_RANKS = pl.NUM_RANKS
 MAX_TOTAL = pl.MAX_SUM  # 50: the largest hand total
 NMAX = 12  # our turns tracked one by one; later turns share the last (stationary) values
-HAND_SIZES = pl.HAND_SLOTS + 1  # the opponents' side is fitted per our hand size 0..5
+HAND_SIZES = HAND_MAX + 1  # the opponents' side is fitted per our hand size 0..5
 SHRINK = 50.0  # pseudo-count pulling a sparse hand-size cell towards its turn's pooled value
 STATS_PATH = os.path.join(os.path.dirname(__file__), "data", "dp_stats.npz")
 # leastscore:dp's defaults: the weight of the round points and the declare margin. The smallest
@@ -56,7 +57,7 @@ DEFAULT_LAM, DEFAULT_MARGIN = 0.07, 0.0
 def _enumerate_hands() -> np.ndarray:
     """(H, 13) rank counts of every hand of 0..5 cards with at most 4 cards of a rank."""
     rows = []
-    for k in range(pl.HAND_SLOTS + 1):
+    for k in range(HAND_MAX + 1):
         for comb in itertools.combinations_with_replacement(range(NUM_RANKS), k):
             c = np.bincount(np.asarray(comb, dtype=np.int64), minlength=NUM_RANKS)
             if c.max(initial=0) <= 4:
@@ -70,7 +71,7 @@ _order = np.argsort(COUNTS @ _BASE)
 COUNTS = COUNTS[_order]
 CODES = COUNTS @ _BASE
 SIZE = COUNTS.sum(axis=1)
-TOTAL = COUNTS @ pl.RANK_VALUE
+TOTAL = COUNTS @ RANK_VALUE
 NUM_HANDS = len(CODES)
 
 
@@ -85,7 +86,7 @@ def _add_table() -> np.ndarray:
     for r in range(NUM_RANKS):
         c = COUNTS.copy()
         c[:, r] += 1
-        ok = (SIZE < pl.HAND_SLOTS) & (c[:, r] <= 4)
+        ok = (SIZE < HAND_MAX) & (c[:, r] <= 4)
         out[ok, r] = hand_index(c[ok])
     return out
 
@@ -268,7 +269,7 @@ class _WorthTables:
         self.key = key
         self.solved: dict[int, np.ndarray] = {}
         self.flat = np.zeros(1)
-        self.offsets = np.full(pl.NUM_ACTIONS, -1, dtype=np.int64)  # any P the observations can show
+        self.offsets = np.full(NUM_ACTIONS, -1, dtype=np.int64)  # any P the observations can show
 
     def add(self, P: int) -> None:
         if not 2 <= P < len(self.offsets):

@@ -18,13 +18,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from leastscore_env.plan_kernels import (DECLARE, DRAW_DECK, FLOOR0, HAND_SLOTS, NUM_ACTIONS, NUM_DISCARDS, NUM_RANKS,
-                                         counting_row, dp_rows, first_best, scratch)
+from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
+from leastscore_env.plan_kernels import NUM_DISCARDS, counting_row, dp_rows, first_best, scratch
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
+from leastscore_env.state import HAND_MAX as HAND_SLOTS
 
-NUM_CARDS = 52
-_CARD_VALUE = np.minimum((np.arange(NUM_CARDS) >> 2) + 1, 10).astype(np.int64)
-_RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
-_VAL32 = _CARD_VALUE.astype(np.float32)
+_VAL32 = VALUE.astype(np.float32)
 _NIBBLE_BITS = np.array([bin(i).count("1") for i in range(16)], dtype=np.int64)
 _ALL_CARDS = (1 << NUM_CARDS) - 1
 
@@ -93,7 +92,7 @@ def value_and_count(x):
     n = 0
     for r in range(NUM_RANKS):
         k = _NIBBLE_BITS[(x >> (4 * r)) & 15]
-        total += k * _RANK_VALUE[r]
+        total += k * RANK_VALUE[r]
         n += k
     return total, n
 
@@ -111,14 +110,14 @@ def decode_row(o, b, L, D, w, ids):
     total = 0
     for i in range(HAND_SLOTS):
         hand[b, i] = ids[i]
-        hand_val[b, i] = _CARD_VALUE[ids[i]] if ids[i] >= 0 else 0
+        hand_val[b, i] = VALUE[ids[i]] if ids[i] >= 0 else 0
         total += hand_val[b, i]
     hand_sum[b] = total
     located = w[0] | first_cards(w[1], HAND_SLOTS, ids) | w[2] | w[4]
     for i in range(HAND_SLOTS):
         floor[b, i] = ids[i]
         floor_ok[b, i] = ids[i] >= 0
-        floor_val[b, i] = _CARD_VALUE[ids[i]] if ids[i] >= 0 else 0
+        floor_val[b, i] = VALUE[ids[i]] if ids[i] >= 0 else 0
     for o_ in range(q):
         ksum[b, o_], kcnt[b, o_] = value_and_count(w[5 + o_])
         located |= w[5 + o_]
@@ -133,7 +132,7 @@ def decode_row(o, b, L, D, w, ids):
     for r in range(NUM_RANKS):
         rc = _NIBBLE_BITS[(pool >> (4 * r)) & 15]
         rank_p[b, r] = rc / max(tot, 1.0) if tot > 0 else 1.0 / NUM_RANKS
-        val_p[b, _RANK_VALUE[r]] += rank_p[b, r]
+        val_p[b, RANK_VALUE[r]] += rank_p[b, r]
     for o_ in range(q):
         osize[b, o_] = np.int64(np.rint(o[L[2] + o_] * np.float32(L[7])))
         oalive[b, o_] = o[L[3] + 1 + o_] > 0.5 and osize[b, o_] > 0
@@ -204,8 +203,8 @@ def features_v1_row(o, w, L, A, Bt, MONO, row, m, vh, sv, fl):
                 if vh[i] >= 0 and vh[i] >> 2 == fl[j] >> 2:
                     same += 1
         row[45 + j] = f32(same / 2)
-        if FLOOR0 + j < NUM_ACTIONS:
-            m[FLOOR0 + j] = fh and not disc
+        if TAKE_FLOOR + j < NUM_ACTIONS:
+            m[TAKE_FLOOR + j] = fh and not disc
     row[50] = fmin / f32(10)
     located = w[0] | w[4] | w[2] | fmask
     for o_ in range(q):

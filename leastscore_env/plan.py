@@ -31,20 +31,15 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from deckgym.core import best_legal
-from leastscore_env.cards import NUM_CARDS, RANK_NAMES
+from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.core import HAND_MAX as HAND_SLOTS
-from leastscore_env.core import TAKE_FLOOR as FLOOR0
 
-NUM_RANKS = len(RANK_NAMES)
-NUM_DISCARDS = 2**HAND_SLOTS - 1  # 31
+NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
 
 #: (31, 5) bool: which hand slots (canonical order) discard action ``a`` throws away
 DISCARD_SLOTS = ((np.arange(1, NUM_DISCARDS + 1)[:, None] >> np.arange(HAND_SLOTS)[None, :]) & 1).astype(bool)
-#: L1 value of each rank 0..12 (A..K)
-RANK_VALUE = np.minimum(np.arange(NUM_RANKS) + 1, 10).astype(np.int64)
-#: L1 value of each card id 0..51, and its rank
-CARD_VALUE = RANK_VALUE[np.arange(NUM_CARDS) >> 2]
+#: rank of each card id 0..51
 CARD_RANK = np.arange(NUM_CARDS) >> 2
 #: rank values extended with the high ace (index 13) for Q-K-A sequences (L5)
 _RANK_VALUE_EXT = np.concatenate([RANK_VALUE, RANK_VALUE[:1]])
@@ -69,12 +64,12 @@ def decode(view: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     ids.sort(axis=1)
     hand = ids[:, :HAND_SLOTS]
     hand = np.where(hand < NUM_CARDS, hand, -1)
-    hand_val = np.where(hand >= 0, CARD_VALUE[np.maximum(hand, 0)], 0)
+    hand_val = np.where(hand >= 0, VALUE[np.maximum(hand, 0)], 0)
     hand_counts = hand_mask.reshape(b, NUM_RANKS, 4).sum(axis=2)
 
     floor = np.asarray(view["floor"]).astype(np.int64)
     floor_ok = floor >= 0
-    floor_val = np.where(floor_ok, CARD_VALUE[np.maximum(floor, 0)], 0)
+    floor_val = np.where(floor_ok, VALUE[np.maximum(floor, 0)], 0)
     floor_mask = np.zeros((b, NUM_CARDS), dtype=bool)
     rows = np.broadcast_to(np.arange(b)[:, None], floor.shape)
     floor_mask[rows[floor_ok], floor[floor_ok]] = True
@@ -129,7 +124,7 @@ def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> tuple[n
 
     return (c(d["hand"], i64), c(d["hand_val"], i64), c(d["hand_sum"], i64), c(d["hand_counts"], i64),
             c(d["floor"], i64), c(d["floor_ok"], bool), c(d["floor_val"], i64), c(d["pool_rank_p"], np.float64),
-            c(d["pool_val_p"], np.float64), c((known * CARD_VALUE).sum(axis=2), i64), c(known.sum(axis=2), i64),
+            c(d["pool_val_p"], np.float64), c((known * VALUE[:NUM_CARDS]).sum(axis=2), i64), c(known.sum(axis=2), i64),
             c(d["opp_size"], i64), c(d["opp_alive"], bool), c(np.zeros(b) if turn is None else turn, i64))
 
 
@@ -320,7 +315,7 @@ def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray
     known = d["opp_known"]
     unknown = np.clip(d["opp_size"] - known.sum(axis=2), 0, HAND_SLOTS).astype(np.int64)
     cdf = np.empty((b, q, MAX_SUM + 2))
-    opponent_cdf_rows(np.ascontiguousarray(p), unknown, (known * CARD_VALUE).sum(axis=2).astype(np.int64), cdf)
+    opponent_cdf_rows(np.ascontiguousarray(p), unknown, (known * VALUE[:NUM_CARDS]).sum(axis=2).astype(np.int64), cdf)
     return np.where(d["opp_alive"][..., None], cdf, 0.0)
 
 

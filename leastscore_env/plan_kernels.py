@@ -20,11 +20,12 @@ import numpy as np
 from numba import njit
 
 from deckgym.kernels import pairwise_sum
+from leastscore_env.cards import NUM_RANKS
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
+from leastscore_env.state import HAND_MAX as HAND_SLOTS
 
-NUM_RANKS = 13
-HAND_SLOTS = 5
-MAX_SUM = 50  # the largest hand total
-NUM_DISCARDS, DECLARE, DRAW_DECK, FLOOR0, NUM_ACTIONS = 31, 31, 32, 33, 38  # the action layout (L4)
+MAX_SUM = 10 * HAND_SLOTS  # the largest hand total
+NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
 #: the arrays of a decoded batch, in the order of the tuple ``D``
 DECODED = ("hand", "hand_val", "hand_sum", "hand_counts", "floor", "floor_ok", "floor_val", "pool_rank_p",
            "pool_val_p", "opp_known_sum", "opp_known_count", "opp_size", "opp_alive", "turn")
@@ -231,7 +232,7 @@ def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, c
     for o in range(oalive.shape[1]):
         live += oalive[b, o]
     tn = turn[b]
-    nf = min(floor.shape[1], NUM_ACTIONS - FLOOR0)
+    nf = min(floor.shape[1], NUM_ACTIONS - TAKE_FLOOR)
     if live >= 2:
         base = xoff[live] + ((tn % live) * (nmax + 1) + min(tn // live + 1, nmax)) * H
         h0 = _hand_index(counts, b, base6, codes)
@@ -253,8 +254,8 @@ def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, c
                 if m[DRAW_DECK]:
                     values[b, DRAW_DECK] = deck
                 for f in range(nf):
-                    if m[FLOOR0 + f]:
-                        values[b, FLOOR0 + f] = xv[floor[b, f] >> 2] if floor_ok[b, f] else -np.inf
+                    if m[TAKE_FLOOR + f]:
+                        values[b, TAKE_FLOOR + f] = xv[floor[b, f] >> 2] if floor_ok[b, f] else -np.inf
             else:
                 best = -np.inf
                 for f in range(nf):
@@ -376,7 +377,7 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
     """
     hand, hand_val, hand_sum, counts, floor, floor_ok, floor_val, rank_p = D[0], D[1], D[2], D[3], D[4], D[5], D[6], D[7]
     prod, cn = S[1], S[8]  # cn: the kept hand's rank counts
-    nf = min(floor.shape[1], NUM_ACTIONS - FLOOR0)
+    nf = min(floor.shape[1], NUM_ACTIONS - TAKE_FLOOR)
     for a in range(1 if draw else NUM_DISCARDS):
         if not draw and not cols[a]:
             continue
@@ -401,7 +402,7 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
                 v = _potential_plus(cn, floor[b, f] >> 2, present, pairs, fours, total + floor_val[b, f], gamma,
                                     refill, single, best)
             if draw:
-                scores[b, FLOOR0 + f] = -v
+                scores[b, TAKE_FLOOR + f] = -v
             low = min(low, v)
         if draw:
             scores[b, DRAW_DECK] = -deck

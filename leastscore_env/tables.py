@@ -124,10 +124,10 @@ for _t in (ACTION_DISCARD_TABLES, ACTION_DISCARD_SLOTS, ACTION_DRAW_TABLES):
 # -- values (L1) and sorting -------------------------------------------------------------------
 INT32_MAX = np.iinfo(np.int32).max
 #: by card byte: its L1 value (PAD and other bytes: 0)
-CARD_VALUE = np.zeros(256, dtype=np.int32)
-CARD_VALUE[: NUM_CARDS + 1] = VALUE
+BYTE_VALUE = np.zeros(256, dtype=np.int32)
+BYTE_VALUE[: NUM_CARDS + 1] = VALUE
 #: by the uint16 of two card bytes: their L1 total
-PAIR_VALUE = (CARD_VALUE[np.arange(1 << 16) & 0xFF] + CARD_VALUE[np.arange(1 << 16) >> 8]).astype(np.int32)
+PAIR_VALUE = (BYTE_VALUE[np.arange(1 << 16) & 0xFF] + BYTE_VALUE[np.arange(1 << 16) >> 8]).astype(np.int32)
 #: a sorting network for 5 elements (comparator pairs, lower index gets the minimum)
 SORT5_NETWORK = ((0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3))
 

@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from racko_env.core import CHOOSE
+from racko_env.core import CHOOSE, longest_run
 
 __all__ = [
     "DEFAULT_SEQUENCE_PARAMS",
     "candidate_racks",
     "goes_out",
     "placement_wins",
-    "longest_run",
     "availability",
     "sequence_costs",
     "sequence_plan",
@@ -64,17 +63,6 @@ def candidate_racks(rack: np.ndarray, card: np.ndarray) -> np.ndarray:
     idx = np.arange(SLOTS)
     out[:, 1 + idx, idx] = np.asarray(card, dtype=np.int64)[:, None]
     return out
-
-
-def longest_run(racks: np.ndarray) -> np.ndarray:
-    """Longest run of consecutive numbers in adjacent slots (R7/R10), over the last axis."""
-    step = np.diff(racks, axis=-1) == 1
-    cur = np.ones(racks.shape[:-1], dtype=np.int64)
-    best = cur.copy()
-    for t in range(step.shape[-1]):
-        cur = np.where(step[..., t], cur + 1, 1)
-        best = np.maximum(best, cur)
-    return best
 
 
 def goes_out(racks: np.ndarray, min_run: int) -> np.ndarray:

@@ -9,7 +9,9 @@ import pytest
 import leastscore_env.dp as dp
 from agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.plan import CARD_RANK, DECLARE, DISCARD_SLOTS, NUM_DISCARDS, RANK_VALUE
+from leastscore_env.cards import RANK_VALUE
+from leastscore_env.core import DECLARE
+from leastscore_env.plan import CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 

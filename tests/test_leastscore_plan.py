@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import leastscore_env.features as F
+from agents.leastscore_plan import counting_actions, greedy_actions
 from leastscore_env import LeastScoreCore, LeastScoreRules
+from leastscore_env.core import DECLARE
 from leastscore_env.plan import (
-    CARD_VALUE,
-    DECLARE,
     calibrated_skew,
     decode,
     declare_outlook,
@@ -19,7 +19,6 @@ from leastscore_env.plan import (
     opponent_total_cdf,
     unknown_sum_pmfs,
 )
-from agents.leastscore_plan import counting_actions, greedy_actions
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 
@@ -143,7 +142,8 @@ def _best_group_value_reference(counts, sequence_lengths):
     """The direct L5 reading, kept as the oracle of the table lookup in plan.best_group_value."""
     from numpy.lib.stride_tricks import sliding_window_view
 
-    from leastscore_env.plan import _RANK_VALUE_EXT, RANK_VALUE
+    from leastscore_env.cards import RANK_VALUE
+    from leastscore_env.plan import _RANK_VALUE_EXT
 
     present = counts > 0
     best = np.max(np.where(present, RANK_VALUE, 0), axis=-1)
