@@ -21,9 +21,9 @@ import numpy as np
 from numba import njit
 
 from racko_env.lis_kernel import lis_ends
+from racko_env.plan_constants import SLOTS
 from racko_env.plan_kernels import availability_row, choices_row, outlook_cards_row, placement_wins_row
 
-SLOTS = 10
 NUM_FEATURES_V1 = 68
 _F32 = np.float32
 

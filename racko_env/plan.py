@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from racko_env.core import CHOOSE, longest_run
+from racko_env.plan_constants import BIG, INF, SLOTS
 
 __all__ = [
     "DEFAULT_SEQUENCE_PARAMS",
@@ -40,9 +41,6 @@ __all__ = [
 #: quantiles of the unseen values that stand in for a blind draw (draw_outlook): 16 play as
 #: well as every unseen value at about half the cost, and 8 play worse (docs/notes/strength-experiments.md)
 OUTLOOK_SAMPLES = 16
-SLOTS = 10
-BIG = 1.0e4  # "impossible" cost (finite, so sums and differences stay well defined)
-INF = 1.0e6  # unreachable DP state
 _K = np.arange(SLOTS + 1, dtype=np.float64)
 #: k · H_k (k-th harmonic number): draws to fill k proportional sub-ranges, in units of U/m
 _KH = np.array([k * sum(1.0 / t for t in range(1, k + 1)) for k in range(SLOTS + 1)], dtype=np.float32)

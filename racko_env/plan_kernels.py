@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from deckgym.kernels import pairwise_sum
-from racko_env.plan import BIG, INF
+from racko_env.plan_constants import BIG, INF
 
 
 @njit(cache=True, inline="always")

@@ -27,13 +27,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from racko_env import plan_constants
+from racko_env.plan_constants import SLOTS
 from racko_env.plan_kernels import placement_wins_row
 
 F32 = np.float32
-SLOTS = 10
 P = SLOTS + 2  # positions: sentinel 0, slots 1..10, sentinel 11
-INF = F32(1.0e6)  # unreachable (plan.INF)
-BIG = F32(1.0e4)  # impossible fill (plan.BIG)
+INF = F32(plan_constants.INF)  # unreachable
+BIG = F32(plan_constants.BIG)  # impossible fill
 EPS = F32(1e-6)
 BLOCK = 128  # rows per block: the lanes of every loop; a block's tables stay in the L2 cache
 ROW_LANES = 16  # fewer rows than this: the outlook takes its lanes over (row, card)

@@ -144,3 +144,32 @@ def test_checker_allows(tmp_path, where, source):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source + "\n")
     assert violations(path, tmp_path) == []
+
+
+def _kernel_cycles(game: str) -> list[list[str]]:
+    """Import circles among a game's planner and kernel modules (``plan*``, ``*kernel*``), lazy imports included."""
+    names = {module_name(p): p for p in (ROOT / game).glob("*.py") if "plan" in p.stem or "kernel" in p.stem}
+    graph = {n: {m for m in imported_modules(p) if m in names and m != n} for n, p in names.items()}
+    cycles = []
+
+    def walk(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt == path[0]:
+                cycles.append(path + [nxt])
+            elif nxt not in path and nxt > path[0]:
+                walk(nxt, path + [nxt])
+
+    for start in sorted(graph):
+        walk(start, [start])
+    return cycles
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_planner_and_kernels_import_no_circle(game):
+    # the numpy planner loads its kernels on first use; a kernel never imports the planner back
+    # (shared constants live in a module that imports nothing, racko_env.plan_constants)
+    assert not _kernel_cycles(game), _kernel_cycles(game)
+
+
+def test_the_planners_shared_constants_import_nothing():
+    assert imported_modules(ROOT / "racko_env" / "plan_constants.py") == set()
