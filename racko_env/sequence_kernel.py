@@ -24,6 +24,8 @@ the machine code (``cache=True``): importing ``racko_env`` never needs a compile
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -38,6 +40,18 @@ BIG = F32(plan_constants.BIG)  # impossible fill
 EPS = F32(1e-6)
 BLOCK = 128  # rows per block: the lanes of every loop; a block's tables stay in the L2 cache
 ROW_LANES = 16  # fewer rows than this: the outlook takes its lanes over (row, card)
+
+#: What :func:`_block` reads of the whole batch (see :func:`sequence_kernel`), and where it writes.
+Batch = namedtuple("Batch", "V X Y fa fs rowbase U kh R min_run out look")
+#: A block's rack tables, lanes over its rows: values ``Vt`` and lookups ``RA``/``RS`` of the
+#: positions, ``Ub``, the transitions ``CJ``/``AL``, ``H``, the DPs ``F``/``G``, ``skip``, ``start``.
+RackTables = namedtuple("RackTables", "Vt RA RS Ub CJ AL H F G skip start")
+#: The lanes of the plans through one card: its values ``xv`` and lookups ``xa``/``xs``, one
+#: transition ``C``/``alive``, the folds ``I``/``O``/``Fm``/``Bc``, the results ``low``/``val``.
+CardLanes = namedtuple("CardLanes", "xv xa xs C alive I O Fm Bc low val")
+#: The outlook's lanes over (row, card) when rows are few: each lane's copy of its rack's
+#: tables (``Vx``, ``RAx``, ``RSx``, ``Ux``, ``Fx``, ``Gx``), and a placement's rack and wins (R7).
+OutlookLanes = namedtuple("OutlookLanes", "Vx RAx RSx Ux Fx Gx tmp win")
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -327,10 +341,13 @@ def _best_plays(n, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, B
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _block(n, rows, look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS, Ub, CJ, AL, H,
-           F, G, skip, xv, xa, xs, C, alive, I, O, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx, tmp, win):
-    """Plans the rows ``rows[:n]`` of the batch: costs of the cards ``X``, and the outlook of
-    the cards ``Y`` if ``look_block``."""
+def _block(n, rows, look_block, batch, rack, lanes, outlook):
+    """Plans the rows ``rows[:n]`` of the ``batch``: costs of the cards ``X``, and the outlook of
+    the cards ``Y`` if ``look_block`` (work arrays: ``rack``, ``lanes``, ``outlook``)."""
+    V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look = batch
+    Vt, RA, RS, Ub, CJ, AL, H, F, G, skip, start = rack
+    xv, xa, xs, C, alive, I, O, Fm, Bc, low, val = lanes
+    Vx, RAx, RSx, Ux, Fx, Gx, tmp, win = outlook
     done = R - 1
     for q in range(n):  # the rack's values and their lookups, lanes over the rows
         b = rows[q]
@@ -451,8 +468,11 @@ def sequence_kernel(V, X, Y, ny, fa, fs, rowbase, U, kh, R, min_run, out, look):
     Gx = np.empty((P, R, W), dtype=np.float32)
     tmp = np.empty(SLOTS, dtype=np.int64)  # a placement's rack (R7)
     win = np.empty(SLOTS, dtype=np.bool_)
+    batch = Batch(V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look)
+    rack = RackTables(Vt, RA, RS, Ub, CJ, AL, H, F, G, skip, start)
+    lanes = CardLanes(xv, xa, xs, C, alive, I, O, Fm, Bc, low, val)
+    outlook = OutlookLanes(Vx, RAx, RSx, Ux, Fx, Gx, tmp, win)
     for s0, s1, look_block in ((0, nl, True), (nl, nr, False)):
         for a in range(s0, s1, Wr):
             n = min(Wr, s1 - a)
-            _block(n, order[a:a + n], look_block, V, X, Y, fa, fs, rowbase, U, kh, R, min_run, out, look, Vt, RA, RS,
-                   Ub, CJ, AL, H, F, G, skip, xv, xa, xs, C, alive, I, O, Fm, Bc, low, val, start, Vx, RAx, RSx, Ux, Fx, Gx, tmp, win)
+            _block(n, order[a:a + n], look_block, batch, rack, lanes, outlook)
