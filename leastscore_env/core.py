@@ -67,7 +67,7 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
         self.reward = reward
         P = self.num_players = rules.num_players
         self._legal_tables = dense_legal_tables(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
-        self._Al, self._Btl, self._MONOl = dense_legal_lists(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
+        self._legal_lists = dense_legal_lists(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
         self._full_alive = (1 << P) - 1
         self._alive_bool = np.ascontiguousarray(ALIVE_SEATS[:, :P])
         self._alive_weights = (1 << np.arange(P)).astype(np.int64)

@@ -11,6 +11,7 @@ does the same sum on Python ints (:data:`RANK_SUIT_TERM_PY`).
 from __future__ import annotations
 
 import itertools
+from collections import namedtuple
 from functools import lru_cache
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from leastscore_env.cards import NUM_CARDS, PAD
 from leastscore_env.state import HAND_MAX, SUBSET_SLOTS
 
-__all__ = ["legal_discard_table", "dense_legal_tables", "dense_legal_lists", "legal_of", "RANK_SUIT_TERM_PY"]
+__all__ = ["LegalTables", "legal_discard_table", "dense_legal_tables", "dense_legal_lists", "legal_of", "RANK_SUIT_TERM_PY"]
 
 _I64 = np.int64
 
@@ -93,8 +94,15 @@ def _comb_table() -> np.ndarray:
     return np.array([[comb(v + i, i + 1) for v in range(14)] for i in range(HAND_MAX)], dtype=_I64)
 
 
+#: The L5 tables of one rule set: by a hand's dense rank index, the legal-discard bits of the
+#: groups legal whatever the suits (``A``) and of those that need one suit (``Bt``); by its
+#: suit index, the bits of the groups whose cards share a suit (``MONO``). The legal bits are
+#: ``A[ri] | (Bt[ri] & MONO[si])``.
+LegalTables = namedtuple("LegalTables", "A Bt MONO")
+
+
 @lru_cache(maxsize=None)
-def dense_legal_tables(sequence_lengths: tuple[int, ...], same_suit: bool):
+def dense_legal_tables(sequence_lengths: tuple[int, ...], same_suit: bool) -> LegalTables:
     """:func:`legal_discard_table`'s ``A`` and ``Bt`` re-indexed by the dense rank index
     (8568 entries instead of 2**20: they stay in cache), and ``MONO``; int64."""
     A, Bt, MONO = legal_discard_table(sequence_lengths, same_suit)
@@ -108,7 +116,7 @@ def dense_legal_tables(sequence_lengths: tuple[int, ...], same_suit: bool):
     Ad[dense], Bd[dense] = A[ri], Bt[ri]
     for t in (Ad, Bd):
         t.flags.writeable = False
-    return Ad, Bd, MONO.astype(_I64)
+    return LegalTables(Ad, Bd, MONO.astype(_I64))
 
 
 _NP = NUM_CARDS + 1  # card ids and PAD
@@ -153,9 +161,9 @@ RANK_SUIT_TERM_PY = [
 
 
 @lru_cache(maxsize=None)
-def dense_legal_lists(sequence_lengths: tuple[int, ...], same_suit: bool):
+def dense_legal_lists(sequence_lengths: tuple[int, ...], same_suit: bool) -> LegalTables:
     """:func:`dense_legal_tables` as Python lists (for the B = 1 path)."""
-    return tuple(t.tolist() for t in dense_legal_tables(sequence_lengths, same_suit))
+    return LegalTables(*(t.tolist() for t in dense_legal_tables(sequence_lengths, same_suit)))
 
 
 def legal_of(tables: tuple[np.ndarray, np.ndarray, np.ndarray], w: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 One compiled call per batch: each row of a ``(B, obs_size)`` float32 observation batch is
 decoded as ``core.obs_view`` and then ``plan.decode`` read it (into the tuple
-``plan_kernels.DECODED``) and handed to the row planners of ``plan_kernels``; the features
+``plan_constants.Decoded``) and handed to the row planners of ``plan_kernels``; the features
 kernel also writes the version-1 block of ``features.derived_features`` (float32, in the
 numpy formulation's dtypes and order) and the version-3 ``leastscore:dp`` block. No numpy
 call per batch beyond the outputs, which is what made the batched numpy decoding slow
@@ -20,6 +20,7 @@ from numba import njit
 
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
 from leastscore_env.plan_kernels import NUM_DISCARDS, counting_row, dp_rows, first_best, scratch
+from leastscore_env.plan_constants import Decoded
 from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
 from leastscore_env.state import HAND_MAX as HAND_SLOTS
 
@@ -45,12 +46,12 @@ def layout(core) -> np.ndarray:
 
 @njit(cache=True)
 def empty_decoded(B, q):
-    """A decoded batch (``plan_kernels.DECODED``) of ``B`` rows with ``q`` opponents."""
+    """A decoded batch (``plan_constants.Decoded``) of ``B`` rows with ``q`` opponents."""
     i64 = np.int64
-    return (np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), i64), np.empty(B, i64),
-            np.empty((B, NUM_RANKS), i64), np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), np.bool_),
-            np.empty((B, HAND_SLOTS), i64), np.empty((B, NUM_RANKS)), np.empty((B, 11)), np.empty((B, q), i64),
-            np.empty((B, q), i64), np.empty((B, q), i64), np.empty((B, q), np.bool_), np.empty(B, i64))
+    return Decoded(np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), i64), np.empty(B, i64),
+                   np.empty((B, NUM_RANKS), i64), np.empty((B, HAND_SLOTS), i64), np.empty((B, HAND_SLOTS), np.bool_),
+                   np.empty((B, HAND_SLOTS), i64), np.empty((B, NUM_RANKS)), np.empty((B, 11)), np.empty((B, q), i64),
+                   np.empty((B, q), i64), np.empty((B, q), i64), np.empty((B, q), np.bool_), np.empty(B, i64))
 
 
 @njit(cache=True, inline="always")

@@ -34,6 +34,7 @@ from deckgym.core import best_legal
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.core import HAND_MAX as HAND_SLOTS
+from leastscore_env.plan_constants import Decoded
 
 NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
 
@@ -112,9 +113,9 @@ def _draw_phase(masks: np.ndarray) -> np.ndarray:
     return masks[:, DRAW_DECK:].any(axis=1)
 
 
-def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """A :func:`decode` dict as the tuple the compiled row planners read
-    (``plan_kernels.DECODED``), contiguous, with fixed dtypes; ``turn`` (B,) or zeros."""
+def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> Decoded:
+    """A :func:`decode` dict as the named tuple the compiled row planners read
+    (``plan_constants.Decoded``), contiguous, with fixed dtypes; ``turn`` (B,) or zeros."""
     b = d["hand"].shape[0]
     known = d["opp_known"]
     i64 = np.int64
@@ -122,7 +123,7 @@ def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> tuple[n
     def c(x, dtype):
         return np.ascontiguousarray(x, dtype=dtype)
 
-    return (c(d["hand"], i64), c(d["hand_val"], i64), c(d["hand_sum"], i64), c(d["hand_counts"], i64),
+    return Decoded(c(d["hand"], i64), c(d["hand_val"], i64), c(d["hand_sum"], i64), c(d["hand_counts"], i64),
             c(d["floor"], i64), c(d["floor_ok"], bool), c(d["floor_val"], i64), c(d["pool_rank_p"], np.float64),
             c(d["pool_val_p"], np.float64), c((known * VALUE[:NUM_CARDS]).sum(axis=2), i64), c(known.sum(axis=2), i64),
             c(d["opp_size"], i64), c(d["opp_alive"], bool), c(np.zeros(b) if turn is None else turn, i64))
@@ -221,7 +222,7 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
     from leastscore_env.plan_kernels import below_rows  # numba: loaded on first use
 
     D = decoded(d)
-    probs = np.zeros(D[11].shape)
+    probs = np.zeros(D.opp_size.shape)
     below_rows(D, np.exp(-skew * np.arange(11)), np.ascontiguousarray(my_total, dtype=np.int64), bool(strict), probs)
     return probs
 

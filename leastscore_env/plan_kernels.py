@@ -1,7 +1,7 @@
 """Compiled per-game loops of the Least Score planners (``leastscore_env.plan``, ``.dp``).
 
 Each planner decides one game (one row) at a time from that game's decoded observation,
-the tuple ``D`` of ``(B, ...)`` arrays (``DECODED`` names them): ``leastscore:dp``
+the named tuple ``D`` of ``(B, ...)`` arrays (``plan_constants.Decoded``): ``leastscore:dp``
 (:func:`dp_row`), ``leastscore:counting`` (:func:`counting_row`) and the L8 outlook of
 declaring now (:func:`outlook_row`, also behind ``leastscore:expect``). The drivers here
 run them over rows decoded by numpy (``plan.decode``); ``leastscore_env.obs_kernels``
@@ -16,6 +16,8 @@ needs no compiler.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -26,9 +28,11 @@ from leastscore_env.state import HAND_MAX as HAND_SLOTS
 
 MAX_SUM = 10 * HAND_SLOTS  # the largest hand total
 NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
-#: the arrays of a decoded batch, in the order of the tuple ``D``
-DECODED = ("hand", "hand_val", "hand_sum", "hand_counts", "floor", "floor_ok", "floor_val", "pool_rank_p",
-           "pool_val_p", "opp_known_sum", "opp_known_count", "opp_size", "opp_alive", "turn")
+#: Work arrays of the row functions (one set per driver call, :func:`scratch`): option values
+#: by rank and their products, a tilted value distribution, a convolution buffer, P(lowest
+#: opponent total >= t), L8 point terms, sum distributions by unknown-card count, rank counts,
+#: an opponent's cdf, per-opponent probabilities.
+Scratch = namedtuple("Scratch", "rank_values rank_products tilted conv surv terms pmfs counts cdf opp_probs")
 
 
 @njit(cache=True, inline="always")
@@ -96,13 +100,10 @@ def unknown_sum_pmf_select(p, select, max_sum):
 
 @njit(cache=True)
 def scratch():
-    """Work arrays of the row functions (one set per driver call): 0 option values by rank,
-    1 their products, 2 a tilted value distribution, 3-4 convolution buffers, 5 P(lowest
-    opponent total >= t), 6 L8 point terms, 7 sum distributions by unknown-card count,
-    8 rank counts, 9 an opponent's cdf, 10 per-opponent probabilities."""
-    return (np.empty(NUM_RANKS), np.empty(NUM_RANKS), np.empty(11), np.empty(MAX_SUM + 1), np.empty(MAX_SUM + 1),
-            np.empty(MAX_SUM + 2), np.empty(MAX_SUM + 1), np.empty((HAND_SLOTS + 1, MAX_SUM + 1)),
-            np.empty(NUM_RANKS, dtype=np.int64), np.empty(MAX_SUM + 2), np.empty(8))
+    """A fresh :data:`Scratch`."""
+    return Scratch(np.empty(NUM_RANKS), np.empty(NUM_RANKS), np.empty(11), np.empty(MAX_SUM + 1),
+                   np.empty(MAX_SUM + 2), np.empty(MAX_SUM + 1), np.empty((HAND_SLOTS + 1, MAX_SUM + 1)),
+                   np.empty(NUM_RANKS, dtype=np.int64), np.empty(MAX_SUM + 2), np.empty(8))
 
 
 @njit(cache=True, inline="always")
@@ -144,8 +145,8 @@ def outlook_row(b, D, rounds, exp_tab, tie_wins, penalty, S):
     unseen pool tilted by ``exp_tab[round, unknown]`` (``exp(-skew · value)``, tabled by
     ``plan.calibrated_skew``); ``surv[t]`` = P(lowest opponent total ≥ t).
     """
-    hand_sum, val_p, ksum, kcnt, osize, oalive = D[2], D[8], D[9], D[10], D[11], D[12]
-    p, new, surv, term, pmfs, cdf = S[2], S[4], S[5], S[6], S[7], S[9]
+    hand_sum, val_p, ksum, kcnt, osize, oalive = D.hand_sum, D.pool_val_p, D.opp_known_sum, D.opp_known_count, D.opp_size, D.opp_alive
+    p, new, surv, term, pmfs, cdf = S.tilted, S.conv, S.surv, S.terms, S.pmfs, S.cdf
     W = MAX_SUM + 1
     r = min(max(rounds, 1), exp_tab.shape[0] - 1)
     surv[:] = 1.0
@@ -221,8 +222,8 @@ def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, c
     weighted by the unseen pool's rank odds, or a floor card) onto the hand it keeps; a draw,
     the hand it makes. ``values[b]`` gets each legal action's utility (-inf elsewhere).
     """
-    hand, counts, floor, floor_ok, rank_p, oalive, turn = D[0], D[3], D[4], D[5], D[7], D[12], D[13]
-    xv, prod = S[0], S[1]
+    hand, counts, floor, floor_ok, rank_p, oalive, turn = D.hand, D.hand_counts, D.floor, D.floor_ok, D.pool_rank_p, D.opp_alive, D.turn
+    xv, prod = S.rank_values, S.rank_products
     for a in range(NUM_ACTIONS):
         values[b, a] = -np.inf
     draw = False
@@ -286,7 +287,7 @@ def dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab,
             discard_slots, action, declare, play, values):
     """:func:`dp_row` on every row; returns a live-player count whose table ``xoff`` lacks
     (nothing is computed then), else 0."""
-    oalive = D[12]
+    oalive = D.opp_alive
     for b in range(masks.shape[0]):
         live = 1
         for o in range(oalive.shape[1]):
@@ -334,8 +335,8 @@ def below_row(b, D, tilt, my_total, strict, probs, S):
     """``plan.opponent_below_prob`` of row ``b``: ``probs[o]`` = P(live opponent ``o``'s total is
     below (``strict``) / at most ``my_total``), its unknown cards drawn from the unseen pool
     tilted by ``tilt`` (``exp(-skew · value)``, the same for every opponent)."""
-    val_p, ksum, kcnt, osize, oalive = D[8], D[9], D[10], D[11], D[12]
-    p, new, pmfs = S[2], S[4], S[7]
+    val_p, ksum, kcnt, osize, oalive = D.pool_val_p, D.opp_known_sum, D.opp_known_count, D.opp_size, D.opp_alive
+    p, new, pmfs = S.tilted, S.conv, S.pmfs
     for v in range(11):
         p[v] = val_p[b, v] * tilt[v]
     den = max(pairwise_sum(p, 0, 11), 1e-12)
@@ -375,8 +376,9 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
     (``draw``): the draws; else the discards ``cols[a]`` marks, and with ``declare`` the
     declaration (+inf when the chance no live opponent is below is ``min_success`` or more).
     """
-    hand, hand_val, hand_sum, counts, floor, floor_ok, floor_val, rank_p = D[0], D[1], D[2], D[3], D[4], D[5], D[6], D[7]
-    prod, cn = S[1], S[8]  # cn: the kept hand's rank counts
+    hand, hand_val, hand_sum, counts = D.hand, D.hand_val, D.hand_sum, D.hand_counts
+    floor, floor_ok, floor_val, rank_p = D.floor, D.floor_ok, D.floor_val, D.pool_rank_p
+    prod, cn = S.rank_products, S.counts  # cn: the kept hand's rank counts
     nf = min(floor.shape[1], NUM_ACTIONS - TAKE_FLOOR)
     for a in range(1 if draw else NUM_DISCARDS):
         if not draw and not cols[a]:
@@ -409,10 +411,10 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
         else:
             scores[b, a] = -min(deck, low)
     if declare and not draw:
-        probs = S[10]
+        probs = S.opp_probs
         below_row(b, D, tilt, hand_sum[b], tie_wins, probs, S)
         success = 1.0
-        for o in range(D[11].shape[1]):
+        for o in range(D.opp_size.shape[1]):
             success *= 1.0 - probs[o]
         scores[b, DECLARE] = np.inf if success >= min_success else -np.inf
 

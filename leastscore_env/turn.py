@@ -151,7 +151,8 @@ class LeastScoreTurns:
         LT = RANK_SUIT_TERM_PY
         ix = LT[0][nb[0]] + LT[1][nb[1]] + LT[2][nb[2]] + LT[3][nb[3]] + LT[4][nb[4]]
         ri = ix & 0x3FFF
-        legal = self._Al[ri] | (self._Btl[ri] & self._MONOl[ix >> 14])
+        A, Bt, MONO = self._legal_lists  # legality.LegalTables, as lists
+        legal = A[ri] | (Bt[ri] & MONO[ix >> 14])
         s.legal[0, cur] = legal
         s.dead[0] = int(s.dead[0]) | (int(s.floor_bits[0]) ^ kb)  # the untaken floor cards
         turn = int(s.turn[0]) + 1

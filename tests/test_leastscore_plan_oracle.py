@@ -12,8 +12,9 @@ import pytest
 
 import agents.leastscore_plan as AP
 from agents.registry import make_agent
-from leastscore_env import dp, features as F, obs_kernels, plan, plan_kernels
+from leastscore_env import dp, features as F, obs_kernels, plan
 from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.plan_constants import Decoded
 from leastscore_env.rules import LeastScoreRules
 from tests.oracles import leastscore_dp as OD
 from tests.oracles import leastscore_features as OF
@@ -96,7 +97,7 @@ def test_observation_rows_decode_as_obs_view_and_decode():
                 obs_kernels.decode_row(obs[b], b, obs_kernels.layout(core), got, words, ids)
             view = core.obs_view(obs)
             want = plan.decoded(plan.decode(view), view["turn"])
-            for name, g, w in zip(plan_kernels.DECODED, got, want):
+            for name, g, w in zip(Decoded._fields, got, want):
                 assert g.dtype == w.dtype and np.array_equal(g, w), name
 
 
