@@ -16,7 +16,7 @@ Thin agent classes: the decisions are ``agents.leastscore_plan``'s, on the build
 All read only the player's observation: greedy and expect through ``core.obs_view``
 (fields ``hand_mask``, ``floor``, ``dead``, ``seen``, ``opp_known``, ``opp_hand_size``,
 ``alive``, ``can_declare``, ``deck_size``, ``turn``), counting and dp decode the same fields
-row by row in compiled code (``leastscore_env.obs_kernels``). Each scores the actions and
+row by row in compiled code (``leastscore_env.feature_kernels``). Each scores the actions and
 picks the best legal one: the legal-action mask
 already encodes which discard groups are legal (L5) and whether declaring is allowed (L7).
 Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.

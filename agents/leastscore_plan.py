@@ -82,8 +82,8 @@ def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma
                          refill: float = 4.0, min_success: float = 0.65, skew: float = 0.05, tie_wins: bool = True,
                          sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`counting_actions` straight from ``core``'s observations ``(B, obs_size)``: one
-    compiled pass decodes and plans each row (``obs_kernels.counting_actions_rows``)."""
-    from leastscore_env.obs_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
+    compiled pass decodes and plans each row (``feature_kernels.counting_actions_rows``)."""
+    from leastscore_env.feature_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])
@@ -133,8 +133,8 @@ def dp_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) ->
 def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float = DEFAULT_LAM, margin: float = DEFAULT_MARGIN,
                    tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
-    pass decodes and plans each row (``obs_kernels.dp_actions_rows``)."""
-    from leastscore_env.obs_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
+    pass decodes and plans each row (``feature_kernels.dp_actions_rows``)."""
+    from leastscore_env.feature_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])

@@ -1,7 +1,7 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-as ``core.obs_view`` does, row by row in one compiled pass, ``leastscore_env.obs_kernels``);
+as ``core.obs_view`` does, row by row in one compiled pass, ``leastscore_env.feature_kernels``);
 it never sees the game state. ``FEATURES_VERSION = 3`` is the
 default; ``derived_features(..., version=1 | 2)`` still gives the older layouts (models
 record the version they were trained on). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
@@ -101,8 +101,8 @@ def legal_discards(core: Any, hand: np.ndarray) -> np.ndarray:
 
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
     """``(B, num_features)`` float32 features of observations ``(B, obs_size)`` (layout in the
-    module doc), one compiled pass per batch (``obs_kernels.features_rows``)."""
-    from leastscore_env.obs_kernels import features_rows, layout  # numba: loaded on first use
+    module doc), one compiled pass per batch (``feature_kernels.features_rows``)."""
+    from leastscore_env.feature_kernels import features_rows, layout  # numba: loaded on first use
 
     _check_version(version)
     obs = obs_rows(core, obs)

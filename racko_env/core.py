@@ -5,7 +5,7 @@ See ``docs/CONTRACT.md`` for the interface and ``docs/RULES.md`` for the rules (
 :class:`RackoCore` ties together the pieces, one module per concept:
 
 * :mod:`racko_env.state`: the state layout (:class:`RackoState`), action and phase ids;
-* :mod:`racko_env.rack_tables`: the rack lookup tables (R7, R8, R10);
+* :mod:`racko_env.tables`: the rack lookup tables (R7, R8, R10);
 * :mod:`racko_env.dealing`: deals (R3) and explicit deals;
 * :mod:`racko_env.turn`: legal actions and the turn (R4–R7, R9);
 * :mod:`racko_env.scoring`: round and match ends (R8–R12);
@@ -21,7 +21,7 @@ import numpy as np
 from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
-from racko_env.rack_tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
+from racko_env.tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
 from racko_env.rules import RackoRules
 from racko_env.scoring import RackoScoring
 from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,

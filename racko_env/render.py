@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from racko_env.rack_tables import longest_run, r8_points
+from racko_env.tables import longest_run, r8_points
 
 __all__ = ["ansi", "rgb_array"]
 

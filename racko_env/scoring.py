@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import StepResult, zero_sum_win_rewards
-from racko_env.rack_tables import LONGEST_RUN, PREFIX_LEN, rack_codes
+from racko_env.tables import LONGEST_RUN, PREFIX_LEN, rack_codes
 from racko_env.state import RackoState
 
 

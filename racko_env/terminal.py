@@ -11,7 +11,7 @@ import numpy as np
 
 from deckgym.terminal import Move, plural
 from racko_env.core import DISCARD_DRAWN, DRAW, TAKE
-from racko_env.rack_tables import r8_points
+from racko_env.tables import r8_points
 
 class RackoText:
     """What a Rack-O player at the table sees, in words."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from deckgym.core import StepResult, check_actions, illegal_actions_error
 from deckgym.rng import permutation_keys
-from racko_env.rack_tables import INCREASING, LONGEST_RUN, rack_codes
+from racko_env.tables import INCREASING, LONGEST_RUN, rack_codes
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoState
 
 _SAMPLE_SPAN = 110  # lcm of the legal-action counts 2, 10, 11 (RackoTurns.sample_legal)

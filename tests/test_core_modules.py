@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_MODULES = {
-    "racko_env": ["core", "state", "rack_tables", "dealing", "turn", "scoring", "observation"],
+    "racko_env": ["core", "state", "tables", "dealing", "turn", "scoring", "observation"],
     "leastscore_env": ["core", "state", "tables", "legality", "dealing", "turn", "scoring", "observation", "sampling"],
 }
 

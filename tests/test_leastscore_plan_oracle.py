@@ -12,7 +12,7 @@ import pytest
 
 import agents.leastscore_plan as AP
 from agents.registry import make_agent
-from leastscore_env import dp, features as F, obs_kernels, plan
+from leastscore_env import dp, features as F, feature_kernels, plan
 from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.plan_constants import Decoded
 from leastscore_env.rules import LeastScoreRules
@@ -90,11 +90,11 @@ def test_observation_rows_decode_as_obs_view_and_decode():
     for kw in ({"num_players": 2}, {"num_players": 5}):
         for core, obs, masks in _states(LeastScoreRules(**kw), B=64, every=11):
             q = core.num_players - 1
-            got = obs_kernels.empty_decoded(obs.shape[0], q)
+            got = feature_kernels.empty_decoded(obs.shape[0], q)
             words, ids = np.empty(5 + q, np.int64), np.empty(5, np.int64)
             for b in range(obs.shape[0]):
-                obs_kernels.card_words(obs[b], q, words)
-                obs_kernels.decode_row(obs[b], b, obs_kernels.layout(core), got, words, ids)
+                feature_kernels.card_words(obs[b], q, words)
+                feature_kernels.decode_row(obs[b], b, feature_kernels.layout(core), got, words, ids)
             view = core.obs_view(obs)
             want = plan.decoded(plan.decode(view), view["turn"])
             for name, g, w in zip(Decoded._fields, got, want):

@@ -23,6 +23,9 @@ At a decision the agent uses what it sees: the unseen pool's rank odds for the d
 floor cards it could take (L4), and, for declaring now, the calibrated opponent model of
 ``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games; the
 only loop is over the distinct numbers of live players in the batch.
+
+It pins ``leastscore_env.dp`` (the value tables, and the compiled ``plan_kernels`` rows) and
+the dp decisions of ``agents.leastscore_plan``, bit for bit.
 """
 
 from __future__ import annotations

@@ -10,9 +10,8 @@ action mask, over ``B`` games (no Python loop over games; tables are built at im
   (``leastscore:counting``) and :func:`expect_actions` / :func:`expect_plan`
   (``leastscore:expect``): the heuristics' decisions.
 
-It lives in the game package because both the agents (``agents.leastscore_heuristics``)
-and the learners' derived features (``leastscore_env.features``, version 2) use it; games
-never import agents. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
+It pins ``leastscore_env.plan`` (and the compiled ``plan_kernels`` behind it) and the
+heuristics' decisions built on it in ``agents.leastscore_plan``, bit for bit. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the

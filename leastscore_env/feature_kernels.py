@@ -1,7 +1,8 @@
-"""Least Score planners and derived features straight from observation rows, compiled.
+"""The compiled pass of Least Score from observation rows: the derived features (``features``)
+and the agents' counting and dp planners straight from observations.
 
 One compiled call per batch: each row of a ``(B, obs_size)`` float32 observation batch is
-decoded as ``core.obs_view`` and then ``plan.decode`` read it (into the tuple
+decoded as ``core.obs_view`` and then ``plan.decode`` read it (into the named tuple
 ``plan_constants.Decoded``) and handed to the row planners of ``plan_kernels``; the features
 kernel also writes the version-1 block of ``features.derived_features`` (float32, in the
 numpy formulation's dtypes and order) and the version-3 ``leastscore:dp`` block. No numpy
