@@ -89,7 +89,7 @@ def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma
     masks = mask_rows(masks, obs.shape[0])
     action = np.zeros(obs.shape[0], np.int64)
     counting_actions_rows(obs, masks, layout(core),
-                          *counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), action)
+                          counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), action)
     return action
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from leastscore_env import plan as pl
 from leastscore_env.cards import NUM_RANKS, RANK_VALUE
 from leastscore_env.core import HAND_MAX, NUM_ACTIONS
+from leastscore_env.plan_constants import DPTables
 
 MAX_TOTAL = pl.MAX_SUM  # 50: the largest hand total
 NMAX = 12  # our turns tracked one by one; later turns share the last (stationary) values
@@ -296,17 +297,17 @@ def worth_tables(lam: float, tie_wins: bool, penalty: float, sequence_lengths: t
     return t
 
 
-def dp_tables(tables: _WorthTables, lam: float, margin: float, tie_wins: bool, penalty: float) -> tuple:
-    """The arguments of ``plan_kernels.dp_row`` after ``b, D, m`` up to ``discard_slots``."""
-    return (tables.flat, tables.offsets, NMAX, NUM_HANDS, float(lam), float(margin), bool(tie_wins), float(penalty),
-            pl.tilt_table(), CODES, ADD, REMOVE, _BASE, pl.DISCARD_SLOTS)
+def dp_tables(tables: _WorthTables, lam: float, margin: float, tie_wins: bool, penalty: float) -> DPTables:
+    """What ``plan_kernels.dp_row`` reads besides the batch."""
+    return DPTables(tables.flat, tables.offsets, NMAX, NUM_HANDS, float(lam), float(margin), bool(tie_wins),
+                    float(penalty), pl.tilt_table(), CODES, ADD, REMOVE, _BASE, pl.DISCARD_SLOTS)
 
 
 def run_dp(kernel: Any, tables: _WorthTables, args_before: tuple, args_after: tuple, lam: float, margin: float,
            tie_wins: bool, penalty: float) -> None:
     """Call a compiled dp driver, solving the tables of any live-player count it asks for."""
     while True:
-        missing = kernel(*args_before, *dp_tables(tables, lam, margin, tie_wins, penalty), *args_after)
+        missing = kernel(*args_before, dp_tables(tables, lam, margin, tie_wins, penalty), *args_after)
         if missing == 0:
             return
         tables.add(int(missing))

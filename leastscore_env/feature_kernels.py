@@ -232,11 +232,11 @@ def features_v1_row(o, w, L, A, Bt, MONO, row, m, vh, sv, fl):
 
 
 @njit(cache=True)
-def features_rows(obs, L, A, Bt, MONO, with_dp, out, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab,
-                  codes, add, remove, base6, discard_slots):
+def features_rows(obs, L, A, Bt, MONO, with_dp, out, T):
     """``features.derived_features`` of every row into ``out`` (zeros on entry): the
     version-1 block, and with ``with_dp`` the version-3 block after it (dp's action one-hot,
-    declare, play on, advantage). Returns a live-player count ``xoff`` lacks, else 0."""
+    declare, play on, advantage; ``T``: ``plan_constants.DPTables``). Returns a live-player
+    count ``T.xoff`` lacks, else 0."""
     B = obs.shape[0]
     q = L[0] - 1
     n1 = 53 + 2 * q
@@ -257,8 +257,7 @@ def features_rows(obs, L, A, Bt, MONO, with_dp, out, X, xoff, nmax, H, lam, marg
     declare = np.empty(B)
     play = np.empty(B)
     values = np.empty((B, NUM_ACTIONS))
-    missing = dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove,
-                      base6, discard_slots, action, declare, play, values)
+    missing = dp_rows(D, masks, T, action, declare, play, values)
     if missing:
         return missing
     for b in range(B):
@@ -271,10 +270,9 @@ def features_rows(obs, L, A, Bt, MONO, with_dp, out, X, xoff, nmax, H, lam, marg
 
 
 @njit(cache=True)
-def dp_actions_rows(obs, masks, L, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove,
-                    base6, discard_slots, action):
-    """``leastscore:dp``'s actions on observation rows; returns a live-player count ``xoff``
-    lacks (nothing computed then), else 0."""
+def dp_actions_rows(obs, masks, L, T, action):
+    """``leastscore:dp``'s actions on observation rows (``T``: ``plan_constants.DPTables``);
+    returns a live-player count ``T.xoff`` lacks (nothing computed then), else 0."""
     B = obs.shape[0]
     D = empty_decoded(B, L[0] - 1)
     w = np.empty(L[0] + 4, np.int64)
@@ -282,14 +280,13 @@ def dp_actions_rows(obs, masks, L, X, xoff, nmax, H, lam, margin, tie_wins, pena
     for b in range(B):
         card_words(obs[b], L[0] - 1, w)
         decode_row(obs[b], b, L, D, w, ids)
-    return dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
-                   discard_slots, action, np.empty(B), np.empty(B), np.empty((B, NUM_ACTIONS)))
+    return dp_rows(D, masks, T, action, np.empty(B), np.empty(B), np.empty((B, NUM_ACTIONS)))
 
 
 @njit(cache=True)
-def counting_actions_rows(obs, masks, L, gamma, refill, min_success, tilt, tie_wins, single, best, rank_value,
-                          discard_slots, action):
-    """``leastscore:counting``'s actions on observation rows (only legal options scored)."""
+def counting_actions_rows(obs, masks, L, C, action):
+    """``leastscore:counting``'s actions on observation rows (only legal options scored;
+    ``C``: ``plan_constants.CountingParams``)."""
     B = obs.shape[0]
     D = empty_decoded(B, L[0] - 1)
     scores = np.empty((B, NUM_ACTIONS))
@@ -304,6 +301,5 @@ def counting_actions_rows(obs, masks, L, gamma, refill, min_success, tilt, tie_w
         for a in range(DRAW_DECK, NUM_ACTIONS):
             draw |= m[a]
         scores[b, :] = -np.inf
-        counting_row(b, D, m, draw, m[DECLARE] and not draw, gamma, refill, min_success, tilt, tie_wins, single,
-                     best, rank_value, discard_slots, scores, S)
+        counting_row(b, D, m, draw, m[DECLARE] and not draw, C, scores, S)
         action[b] = first_best(scores[b], m)

@@ -34,7 +34,7 @@ from deckgym.core import best_legal
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
 from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.core import HAND_MAX as HAND_SLOTS
-from leastscore_env.plan_constants import Decoded
+from leastscore_env.plan_constants import CountingParams, Decoded
 
 NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
 
@@ -242,11 +242,11 @@ def counting_scores(d: dict[str, np.ndarray], masks: np.ndarray, *, gamma: float
 
 
 def counting_params(gamma: float, refill: float, min_success: float | None, skew: float, tie_wins: bool,
-                    sequence_lengths: tuple[int, ...]) -> tuple:
-    """The scalar and table arguments of ``plan_kernels.counting_row`` after ``cols, draw, declare``."""
+                    sequence_lengths: tuple[int, ...]) -> CountingParams:
+    """What ``plan_kernels.counting_row`` reads besides the batch."""
     single, best = _group_tables(tuple(sequence_lengths))
-    return (float(gamma), float(refill), float(0.0 if min_success is None else min_success),
-            np.exp(-skew * np.arange(11)), bool(tie_wins), single, best, RANK_VALUE, DISCARD_SLOTS)
+    return CountingParams(float(gamma), float(refill), float(0.0 if min_success is None else min_success),
+                          np.exp(-skew * np.arange(11)), bool(tie_wins), single, best, RANK_VALUE, DISCARD_SLOTS)
 
 
 def _counting(d: dict[str, np.ndarray], masks: np.ndarray, legal_only: bool, *, gamma: float, refill: float,
@@ -266,7 +266,7 @@ def _counting(d: dict[str, np.ndarray], masks: np.ndarray, legal_only: bool, *, 
     # every option is valued by the hand it leaves for the next turn, averaged over the deck
     # card (pool odds) or with a floor card taken (floor cards are always takeable next, L4)
     counting_rows(decoded(d), cols, draw, declare,
-                  *counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), scores)
+                  counting_params(gamma, refill, min_success, skew, tie_wins, sequence_lengths), scores)
     return scores
 
 

@@ -213,16 +213,17 @@ def best_discard_then_draw(x, add, odds, size, kept, out):
 
 
 @njit(cache=True)
-def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
-           discard_slots, values, S):
+def dp_row(b, D, m, T, values, S):
     """``leastscore:dp`` on row ``b`` with legal mask ``m`` (38,): ``(action, declare, play_on)``.
 
-    ``X`` holds the flattened ``dp.solve`` worth-after-turn tables ``X[pos, n, h]`` of each
-    live-player count ``P`` from ``xoff[P]``. A discard is worth the best next draw (the deck,
-    weighted by the unseen pool's rank odds, or a floor card) onto the hand it keeps; a draw,
-    the hand it makes. ``values[b]`` gets each legal action's utility (-inf elsewhere).
+    ``T`` (``plan_constants.DPTables``): ``X`` holds the flattened ``dp.solve`` worth-after-turn
+    tables ``X[pos, n, h]`` of each live-player count ``P`` from ``xoff[P]``. A discard is worth
+    the best next draw (the deck, weighted by the unseen pool's rank odds, or a floor card) onto
+    the hand it keeps; a draw, the hand it makes. ``values[b]`` gets each legal action's utility (-inf elsewhere).
     """
-    hand, counts, floor, floor_ok, rank_p, oalive, turn = D.hand, D.hand_counts, D.floor, D.floor_ok, D.pool_rank_p, D.opp_alive, D.turn
+    X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6, discard_slots = T
+    hand, counts, floor, floor_ok, rank_p = D.hand, D.hand_counts, D.floor, D.floor_ok, D.pool_rank_p
+    oalive, turn = D.opp_alive, D.turn
     xv, prod = S.rank_values, S.rank_products
     for a in range(NUM_ACTIONS):
         values[b, a] = -np.inf
@@ -283,8 +284,7 @@ def dp_row(b, D, m, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, c
 
 
 @njit(cache=True)
-def dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab, codes, add, remove, base6,
-            discard_slots, action, declare, play, values):
+def dp_rows(D, masks, T, action, declare, play, values):
     """:func:`dp_row` on every row; returns a live-player count whose table ``xoff`` lacks
     (nothing is computed then), else 0."""
     oalive = D.opp_alive
@@ -292,12 +292,11 @@ def dp_rows(D, masks, X, xoff, nmax, H, lam, margin, tie_wins, penalty, exp_tab,
         live = 1
         for o in range(oalive.shape[1]):
             live += oalive[b, o]
-        if live >= 2 and xoff[live] < 0:
+        if live >= 2 and T.xoff[live] < 0:
             return live
     S = scratch()
     for b in range(masks.shape[0]):
-        action[b], declare[b], play[b] = dp_row(b, D, masks[b], X, xoff, nmax, H, lam, margin, tie_wins, penalty,
-                                                exp_tab, codes, add, remove, base6, discard_slots, values, S)
+        action[b], declare[b], play[b] = dp_row(b, D, masks[b], T, values, S)
     return 0
 
 
@@ -367,15 +366,16 @@ def below_rows(D, tilt, my_total, strict, probs):
 
 
 @njit(cache=True)
-def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, tie_wins, single, best, rank_value,
-                 discard_slots, scores, S):
+def counting_row(b, D, cols, draw, declare, C, scores, S):
     """``leastscore:counting``'s scores (higher = better) of row ``b`` into ``scores[b]``.
 
     Each option leaves a hand valued (lower is better) by the next draw: the deck in
     expectation over the unseen pool's rank odds, or the best floor card. Draw phase
     (``draw``): the draws; else the discards ``cols[a]`` marks, and with ``declare`` the
     declaration (+inf when the chance no live opponent is below is ``min_success`` or more).
+    ``C``: the ``plan_constants.CountingParams``.
     """
+    gamma, refill, min_success, tilt, tie_wins, single, best, rank_value, discard_slots = C
     hand, hand_val, hand_sum, counts = D.hand, D.hand_val, D.hand_sum, D.hand_counts
     floor, floor_ok, floor_val, rank_p = D.floor, D.floor_ok, D.floor_val, D.pool_rank_p
     prod, cn = S.rank_products, S.counts  # cn: the kept hand's rank counts
@@ -420,10 +420,8 @@ def counting_row(b, D, cols, draw, declare, gamma, refill, min_success, tilt, ti
 
 
 @njit(cache=True)
-def counting_rows(D, cols, draw, declare, gamma, refill, min_success, tilt, tie_wins, single, best, rank_value,
-                  discard_slots, scores):
+def counting_rows(D, cols, draw, declare, C, scores):
     """:func:`counting_row` on every row (``cols`` (B, 31), ``draw``/``declare`` (B,) bool)."""
     S = scratch()
     for b in range(cols.shape[0]):
-        counting_row(b, D, cols[b], draw[b], declare[b], gamma, refill, min_success, tilt, tie_wins, single, best,
-                     rank_value, discard_slots, scores, S)
+        counting_row(b, D, cols[b], draw[b], declare[b], C, scores, S)
