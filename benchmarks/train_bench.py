@@ -41,9 +41,9 @@ class AECSingleAgentEnv(gym.Env):
     def __init__(self, game: str, rules: Any, opponent: str = "random", features: bool = True, seed: int = 0) -> None:
         import dataclasses
 
+        from agents.ppo import features_module
         from agents.registry import make_agent
         from deckgym.registration import game as game_entry
-        from training.vec_env import features_module
 
         entry = game_entry(game)
         # the game's own env() (PettingZoo's wrappers included), as a user would make it

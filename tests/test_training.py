@@ -16,12 +16,13 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
-from agents.ppo import ModelMismatchError, PPOAgent, model_metadata, read_metadata, save_model, update_metadata  # noqa: E402
+from agents.ppo import (ModelMismatchError, PPOAgent, features_module, model_metadata, read_metadata,  # noqa: E402
+                        save_model, update_metadata)
 from agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from evaluation.arena import evaluate  # noqa: E402
-from training.vec_env import CoreVecEnv, features_module  # noqa: E402
+from training.vec_env import CoreVecEnv  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402
 
 torch.set_num_threads(1)
