@@ -36,7 +36,6 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent
-from agents.ppo import features_module  # noqa: F401  (benchmarks.train_bench and the tests import it from here)
 from deckgym.vector_env import DeckGymVectorEnv
 
 
