@@ -150,6 +150,8 @@ class Core(Protocol):
 
 
 EPISODES = ("round", "match")
+#: the observations a core can give: today's, or the information state (perfect recall)
+OBS_KINDS = ("default", "infostate")
 REWARDS = ("win", "points")
 
 
@@ -159,6 +161,12 @@ def check_core_options(episode: str, reward: str) -> None:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+
+
+def check_obs_option(obs: Any) -> None:
+    """A core's ``obs`` argument; a ValueError naming the valid kinds otherwise."""
+    if obs not in OBS_KINDS:
+        raise ValueError(f"obs must be one of {OBS_KINDS}, got {obs!r}")
 
 
 def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ AEC env and the arena play the same game for the same seed: ``reset(seed=s)`` de
 of seed ``s`` (the deal of ``racko_env.env().reset(seed=s)``).
 
 - **Observation**: ``Box(float32)``, the core's observation of the learner's seat
-  (``core.observe``; decode it with ``env.unwrapped.core.obs_view(obs)``), plus the
+  (``core.observe``; decode it with ``env.unwrapped.core.obs_view(obs)``; ``obs="infostate"``:
+  the information state, the core's perfect-recall view), plus the
   game's derived features with ``features=True`` (what ``deckgym train`` models use).
 - **Action**: ``Discrete(core.num_actions)``, the core's action ids
   (``core.action_names``). :meth:`DeckGymEnv.action_masks` gives the legal ones (for
@@ -99,6 +100,7 @@ class DeckGymEnv(gymnasium.Env):
         features: bool = False,
         illegal_action: str = "terminate",
         render_mode: str | None = None,
+        obs: str = "default",
         **rule_kwargs: Any,
     ) -> None:
         if illegal_action not in ILLEGAL_ACTION_MODES:
@@ -108,7 +110,7 @@ class DeckGymEnv(gymnasium.Env):
         self._venv = DeckGymVectorEnv(
             game, num_envs=1, num_players=num_players, opponents=opponents, opponent_weights=opponent_weights,
             seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
-            autoreset_mode=AutoresetMode.SAME_STEP, seed=0, **rule_kwargs,
+            autoreset_mode=AutoresetMode.SAME_STEP, seed=0, obs=obs, **rule_kwargs,
         )
         self._venv.keep_finished = True  # render() shows the finished game, not the one dealt behind it
         self.game = self._venv.game

@@ -5,7 +5,10 @@ Each step: the seat to move in every game → its owner (an agent index, from a
 games it moves in → the actions are checked (integers, legal under the mask) →
 ``core.step`` (without its own check of the same).
 Agents are any objects with ``act(obs, mask) -> (n,) int actions``; nothing here imports
-``agents``.
+``agents``. An agent whose ``observation`` attribute is ``"infostate"`` is given information
+states (the core's perfect-recall view, ``obs="infostate"``): the loop then plays the games on
+the core's information-state twin, which records the public history, and the other agents
+keep the default observation. Without such an agent the loop is exactly the default one.
 
     for turn in play_out(core, state, agents, owner):
         ...  # turn.games, turn.seats, turn.actions, turn.result (the StepResult), ...
@@ -57,23 +60,52 @@ class Turn:
 
 
 def act_by_owner(
-    agents: Sequence[Any], owner: np.ndarray, obs: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None
+    agents: Sequence[Any], owner: np.ndarray, obs: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None,
+    infostates: np.ndarray | None = None, wants: Sequence[bool] | None = None,
 ) -> np.ndarray:
     """Actions for rows whose agent is ``agents[owner[row]]``: one ``act`` call per agent.
 
     Agents are called in index order, each once on all its rows (agents that draw random
     numbers draw them in that order). Raises ``RuntimeError`` naming the agent if what it
-    returns is not one integer action per row, each legal under ``masks``.
+    returns is not one integer action per row, each legal under ``masks``. ``wants[k]``:
+    agent ``k`` acts on ``infostates`` instead of ``obs`` (rows aligned).
     """
+    def view(k: Any) -> np.ndarray:
+        return infostates if wants is not None and wants[int(k)] else obs
+
     first = owner[0] if len(owner) else 0
     if (owner == first).all():  # one agent moves everywhere: no copies of its inputs
-        return checked_actions(agents[first].act(obs, masks), masks, _name(agents, first, names))
+        return checked_actions(agents[first].act(view(first), masks), masks, _name(agents, first, names))
     actions = np.empty(len(owner), dtype=np.int64)
     for k in np.unique(owner):
         rows = np.flatnonzero(owner == k)
         m = masks[rows]
-        actions[rows] = checked_actions(agents[k].act(obs[rows], m), m, _name(agents, k, names))
+        actions[rows] = checked_actions(agents[k].act(view(k)[rows], m), m, _name(agents, k, names))
     return actions
+
+
+def wants_infostate(agent: Any) -> bool:
+    """Whether ``agent`` acts on information states (its ``observation`` is ``"infostate"``)."""
+    return getattr(agent, "observation", "default") == "infostate"
+
+
+def infostate_core(core: Any) -> Any:
+    """``core``'s information-state twin (same rules and options, ``obs="infostate"``), built once."""
+    if getattr(core, "obs", "default") == "infostate":
+        return core
+    twin = getattr(core, "_infostate_twin", None)
+    if twin is None:
+        twin = type(core)(core.rules, episode=core.episode, reward=core.reward, obs="infostate")
+        core._infostate_twin = twin
+    return twin
+
+
+def observe_for(agent: Any, core: Any, state: Any, seat: Any) -> np.ndarray:
+    """What ``agent`` observes of ``state`` for ``seat``: the information state if it wants
+    one and ``state`` records the history (an information-state core's), else the default."""
+    if getattr(core, "obs", "default") == "infostate":
+        return core.observe(state, seat) if wants_infostate(agent) else core.observe_default(state, seat)
+    return core.observe(state, seat)
 
 
 def _name(agents: Sequence[Any], k: Any, names: Sequence[str] | None) -> str:
@@ -116,6 +148,11 @@ def play_out(
     them legal). ``after_step(turn)`` sees each step once it is made, before it is yielded
     (a recorder, :mod:`deckgym.replay`). The loop ends as described in the module docstring.
     """
+    wants = [wants_infostate(a) for a in agents]
+    info = any(wants) or getattr(core, "obs", "default") == "infostate"
+    if info:
+        core, state = _infostate_play(core, state, drop_finished)
+        need_default = not all(wants)
     games = np.arange(state.batch_size)
     while state.batch_size:
         seats = core.current_player(state)
@@ -125,10 +162,16 @@ def play_out(
             return
         whole = movers.size == len(games)
         sub = state if whole else state.take(movers)
-        obs = core.observe(sub, seats if whole else seats[movers])
         masks = core.legal_action_mask(sub)
         who = who if whole else who[movers]
-        actions = act_by_owner(agents, who, obs, masks, names)
+        if info:
+            s = seats if whole else seats[movers]
+            infostates = core.observe(sub, s) if any(wants[k] for k in np.unique(who)) else None
+            obs = core.observe_default(sub, s) if need_default else infostates
+            actions = act_by_owner(agents, who, obs, masks, names, infostates, wants)
+        else:
+            obs = core.observe(sub, seats if whole else seats[movers])
+            actions = act_by_owner(agents, who, obs, masks, names)
         turn = Turn(games if whole else games[movers], seats if whole else seats[movers], who, obs, masks, actions, sub)
         if before_step is not None:
             before_step(turn)
@@ -148,3 +191,16 @@ def play_out(
                 keep = np.flatnonzero(~gone)
                 state = state.take(keep)
                 games = games[keep]
+
+
+def _infostate_play(core: Any, state: Any, drop_finished: bool) -> tuple[Any, Any]:
+    """The core and state to play on when some agent wants information states: ``core``'s
+    own if it records the history, else its twin and ``state`` given an empty history (its
+    arrays shared), which is right only for games that have not started."""
+    if getattr(core, "obs", "default") == "infostate":
+        return core, state
+    if not drop_finished:
+        raise ValueError("an agent acting on information states needs a core built with obs='infostate' "
+                         "when finished games stay in the batch (a vector env: make_vec(..., obs='infostate'))")
+    twin = infostate_core(core)
+    return twin, twin.with_history(state)

@@ -57,7 +57,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from deckgym.core import check_core_options
+from deckgym.core import check_core_options, check_obs_option
 from deckgym.playout import play_out
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
@@ -113,6 +113,8 @@ class DeckGymVectorEnv(VectorEnv):
         episode: ``"round"`` or ``"match"``; ``reward``: ``"win"`` or ``"points"``.
         shaping: coefficient of the potential-based shaping reward (0: none).
         features: append the game's derived features; ``features_version``: their layout.
+        obs: ``"default"`` or ``"infostate"`` (the learner observes information states; the
+            core is built with ``obs="infostate"``; not with ``features``).
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their values).
         render_mode: ``"ansi"`` or ``"rgb_array"``: :meth:`render` gives one frame per game.
         seed: the seed of the first ``reset()`` that is given none (default: fresh entropy).
@@ -137,9 +139,13 @@ class DeckGymVectorEnv(VectorEnv):
         render_mode: str | None = None,
         rules: Any = None,
         seed: int | None = None,
+        obs: str = "default",
         **rule_kwargs: Any,
     ) -> None:
         entry = game_entry(game)
+        check_obs_option(obs)
+        if obs != "default" and features:
+            raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
         if not _is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_core_options(episode, reward)  # before the rules, whose errors are about the game
@@ -163,7 +169,7 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError("give either a rules object or rule fields (num_players=, ...), not both")
         self.game = entry.name
         self.rules = rules
-        self.core = entry.make_core(rules, episode=episode, reward=reward)
+        self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index, check_obs_option
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
 from racko_env.tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
@@ -36,14 +36,30 @@ __all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TA
 class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
-    points when a round ends; team points with R11)."""
+    points when a round ends; team points with R11); ``obs``: ``"default"`` (layout v1,
+    :mod:`racko_env.env`) or ``"infostate"`` (perfect recall, :mod:`racko_env.infostate`)."""
 
     obs_version = 1
+    #: ``"default"`` or ``"infostate"`` (:mod:`racko_env.infostate`: a :class:`RackoInfoCore`)
+    obs = "default"
+    _constructor_args = ("rules", "episode", "reward", "obs")
     action_names = ACTION_NAMES
     phase_names = PHASE_NAMES
     num_actions = NUM_ACTIONS
 
-    def __init__(self, rules: RackoRules | None = None, episode: str = "round", reward: str = "win") -> None:
+    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> "RackoCore":
+        # ``obs="infostate"`` builds the subclass that records the public history.
+        check_obs_option(obs)
+        if cls is RackoCore and obs == "infostate":
+            from racko_env.infostate import RackoInfoCore
+
+            cls = RackoInfoCore
+        return super().__new__(cls)
+
+    def __init__(self, rules: RackoRules | None = None, episode: str = "round", reward: str = "win",
+                 obs: str = "default") -> None:
+        if obs != self.obs:
+            raise ValueError(f"{type(self).__name__} gives obs={self.obs!r} observations, not {obs!r}")
         if rules is None:
             rules = RackoRules()
         if not isinstance(rules, RackoRules):

@@ -18,7 +18,7 @@ rack in increasing order ("Rack-O"). The rules are ``docs/RULES.md`` R1–R12 (c
 
 ## Arguments
 
-``env(num_players=2, *, episode="round", reward="win", illegal_action="raise",
+``env(num_players=2, *, episode="round", reward="win", obs="default", illegal_action="raise",
 render_mode=None, **rule_kwargs)``; ``rule_kwargs`` are the fields of
 :class:`racko_env.rules.RackoRules`: ``deck_size`` (R1), ``min_run_to_win`` (R7), ``bonus``
 (R10), ``partners`` and ``partner_bonus`` (R11), ``reshuffle`` ("shuffle"/"flip", R6),
@@ -31,6 +31,9 @@ naming the field.
 - ``reward="win"``: zero-sum at the end of the episode (+1 per winner, losers share −1 each
   in total; all zero if everybody or nobody wins). ``"points"``: each seat's round points
   when a round ends (its team's points with partners).
+- ``obs="default"``: the observation below; ``"infostate"``: the information state (what a
+  player with perfect recall knows), the observation below followed by the public history
+  (see "Information state" below).
 - ``illegal_action="raise"`` raises ``IllegalActionError`` (a ``ValueError``) naming the
   legal actions; ``"terminate"`` ends the game with −1 for the offender (PettingZoo's
   ``TerminateIllegalWrapper`` behaviour).
@@ -77,6 +80,25 @@ K = N − 10·P:
 Nothing hidden is in it: never an opponent's unknown card, never a card drawn from the draw
 pile by an opponent (even once put into its rack), never the order of the draw pile.
 ``env.state()`` gives the full state (every card) for critics and debugging.
+
+## Information state (``obs="infostate"``, layout version 1)
+
+The observation above (offsets unchanged), then the round's public history per seat in ego
+order (me first). With O = 12P + 2N + 8 the default size (obs_size = O + 20P + 3PN + N:
+432 for 2 players, 712 for 3, 1072 for 4):
+
+| Offset         | Size  | Field (obs_view key) | Encoding                                                              |
+|----------------|-------|----------------------|-----------------------------------------------------------------------|
+| O              | 10·P  | `slot_out`           | per seat and slot: the card that last left it in a swap (R5) / N; 0: still the dealt card |
+| O+10P          | 10·P  | `slot_age`           | turns since that swap / max_turns (0: never swapped)                  |
+| O+20P          | P·N   | `took`               | per seat, card c−1: 1 if the seat took card c from the discard pile   |
+| O+20P+PN       | P·N   | `thrown`             | per seat, card c−1: 1 if the seat drew card c and threw it at once    |
+| O+20P+2PN      | P·N   | `left`               | per seat, card c−1: the slot (1..10) card c last left in its rack / 10 |
+| O+20P+3PN      | N     | `discard_depth`      | card c−1: place in the discard pile, 1 = top, / K (0: not in it)      |
+
+Per-card fields decode as `(B, P, N+1)` / `(B, N+1)` arrays indexed by card. It never names
+a card an opponent drew, nor the draw-pile order; every deal clears the history.
+`racko_env.infostate` holds the code.
 
 ## Rewards and round results
 
@@ -137,17 +159,18 @@ class raw_env(CoreAECEnv):
         *,
         episode: str = "round",
         reward: str = "win",
+        obs: str = "default",
         illegal_action: str = "raise",
         render_mode: str | None = None,
         **rule_kwargs: Any,
     ) -> None:
         rules = RackoRules(num_players=num_players, **rule_kwargs)
-        core = RackoCore(rules, episode=episode, reward=reward)
+        core = RackoCore(rules, episode=episode, reward=reward, obs=obs)
         super().__init__(
             core,
             illegal_action=illegal_action,
             render_mode=render_mode,
-            init_kwargs=dict(num_players=num_players, episode=episode, reward=reward, illegal_action=illegal_action,
+            init_kwargs=dict(num_players=num_players, episode=episode, reward=reward, obs=obs, illegal_action=illegal_action,
                              render_mode=render_mode, **rule_kwargs),
         )
 

@@ -26,7 +26,7 @@ class ObsBuffers:
         self.base_pile = rows * (K + 1) + (K - 1)  # + (K-1) so that pidx = base - s (+1)
         self.base_seat = rows * P
         self.base_seat_col = self.base_seat[:, None]
-        H, O = core._obs_off["seen"], core.obs_size
+        H, O = core._obs_off["seen"], core.base_obs_size
         self.obs_code = np.zeros((b, O), np.uint8)
         self.head_code = np.zeros((b, H), np.uint8)
         self.head_f = np.zeros((b, H), np.float32)
@@ -74,7 +74,7 @@ class RackoObservation:
         for name, n in sizes:
             self.obs_slices[name] = slice(off, off + n)
             off += n
-        self.obs_size = off
+        self.obs_size = self.base_obs_size = off  # (an infostate core appends to obs_size)
         scale = np.ones(off, dtype=np.float32)
         high = np.ones(off, dtype=np.float32)
         for name in ("rack", "hand", "discard_top", "opp_known"):
@@ -131,7 +131,7 @@ class RackoObservation:
             return self._observe_one(st, int(np.asarray(seat).reshape(-1)[0]))
         seat = check_seat(seat, b, P)
         if out is not None:
-            check_out(out, b, self.obs_size)
+            check_out(out, b, self.base_obs_size)
         N = self.deck_size
         c = self._obs_cache(b)
         if not isinstance(seat, (int, np.integer)):
@@ -178,7 +178,7 @@ class RackoObservation:
         pub = st.pub.reshape(b, -1)
         np.copyto(c.v_seen, np.ndarray((b,), c.v_seen.dtype, buffer=pub, offset=1, strides=(pub.strides[0],)))
         np.copyto(c.v_in_discard, np.ndarray((b,), c.v_seen.dtype, buffer=pub, offset=N + 2, strides=(pub.strides[0],)))
-        obs = np.empty((b, self.obs_size), np.float32) if out is None else out
+        obs = np.empty((b, self.base_obs_size), np.float32) if out is None else out
         np.copyto(obs, c.obs_code)
         np.multiply(c.head_code_k, c.head_scale, out=c.head_f_k)
         np.multiply(st.turn, self._obs_turn_scale, out=c.turn_col)
@@ -213,8 +213,8 @@ class RackoObservation:
         """Named, decoded fields of a batch of observations ``(B, obs_size)`` or of one
         ``(obs_size,)`` (layout v1): cards as ints, one-hots as indices, flags as bools."""
         obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
-        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
-            raise ValueError(f"observations must have shape (B, {self.obs_size}), got {obs.shape}")
+        if obs.ndim != 2 or obs.shape[1] != self.base_obs_size:
+            raise ValueError(f"observations must have shape (B, {self.base_obs_size}), got {obs.shape}")
         b, P, N, K = obs.shape[0], self.num_players, self.deck_size, self.pile_size
         sl = self.obs_slices
 

@@ -46,7 +46,7 @@ import numpy as np
 
 from deckgym.core import BatchState
 
-__all__ = ["RackoState", "empty_state", "ACTION_NAMES", "PHASE_NAMES", "NUM_ACTIONS", "DRAW", "TAKE", "DISCARD_DRAWN",
+__all__ = ["RackoState", "RackoInfoState", "with_history", "empty_state", "ACTION_NAMES", "PHASE_NAMES", "NUM_ACTIONS", "DRAW", "TAKE", "DISCARD_DRAWN",
            "CHOOSE", "PLACE_DISCARD", "PLACE_DRAWN"]
 
 #: action ids (2..11 = slot 1..10)
@@ -83,3 +83,32 @@ def empty_state(b: int, P: int, N: int, K: int) -> RackoState:
         dealer=np.zeros(b, np.int8), turn=np.zeros(b, np.int16), pub=np.zeros((b, 2, N + 1), bool),
         totals=np.zeros((b, P), np.int16), rng_key=np.zeros(b, np.uint64), rng_counter=np.zeros(b, np.uint64),
     )
+
+
+@dataclass
+class RackoInfoState(RackoState):
+    """A :class:`RackoState` plus the public history of the round (cores built with
+    ``obs="infostate"``, :mod:`racko_env.infostate`). Absolute seats; cleared at every deal.
+
+    ``took[b, p, c]``: seat p took card c from the discard pile; ``thrown[b, p, c]``: seat p
+    drew card c and threw it straight away; ``left[b, p, c]``: the slot (1..10) card c last
+    left in seat p's rack (0: never); ``slot_out[b, p, i]``: the card that last left slot i
+    (0: none, the slot holds its dealt card); ``slot_turn[b, p, i]``: the turn it left (-1: never).
+    """
+
+    took: np.ndarray  # (B, P, N+1) bool
+    thrown: np.ndarray  # (B, P, N+1) bool
+    left: np.ndarray  # (B, P, N+1) int8
+    slot_out: np.ndarray  # (B, P, 10) int8
+    slot_turn: np.ndarray  # (B, P, 10) int16
+
+
+def with_history(st: RackoState, P: int, N: int) -> RackoInfoState:
+    """``st``'s games (the same arrays) with an empty history: only right at a deal."""
+    from dataclasses import fields
+
+    b = st.disc_n.shape[0]
+    return RackoInfoState(**{f.name: getattr(st, f.name) for f in fields(RackoState)},
+                          took=np.zeros((b, P, N + 1), bool), thrown=np.zeros((b, P, N + 1), bool),
+                          left=np.zeros((b, P, N + 1), np.int8), slot_out=np.zeros((b, P, 10), np.int8),
+                          slot_turn=np.full((b, P, 10), -1, np.int16))

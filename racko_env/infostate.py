@@ -1,0 +1,191 @@
+"""Rack-O information-state observations (``RackoCore(rules, obs="infostate")``): what a
+player with perfect recall knows, as a fixed-size float32 vector, layout version 1.
+
+It is the default observation (layout v1, :mod:`racko_env.env`) followed by the public
+history of the round, per seat in ego order (me first, then the seats after me):
+
+=================  ==========  =============================================================
+field (obs_view)   size        encoding
+=================  ==========  =============================================================
+``slot_out``       P·10        the card that last left each slot (R5 swap) / N; 0: the slot
+                               still holds its dealt card
+``slot_age``       P·10        turns since that swap / max_turns (0: never swapped)
+``took``           P·N         card c−1: 1 if that seat took card c from the discard pile
+``thrown``         P·N         card c−1: 1 if that seat drew card c and threw it at once
+``left``           P·N         card c−1: the slot (1..10) card c last left in that seat's
+                               rack / 10 (0: never)
+``discard_depth``  N           card c−1: its place in the discard pile, 1 = top, / K
+                               (0: not in it); the whole pile's order, which the default
+                               observation lacks
+=================  ==========  =============================================================
+
+``obs_view`` decodes cards as ints, ``slot_age`` in turns, flags as bools, per-card fields
+as ``(B, P, N+1)`` / ``(B, N+1)`` arrays indexed by card. Nothing hidden is in it: a card an
+opponent drew is never named (only which slot its swap emptied), the draw-pile order never.
+The history is kept in :class:`racko_env.state.RackoInfoState` and recorded by ``step``
+before each move; every deal (a new episode, the next round of a match) clears it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deckgym.core import check_out, check_seat
+from racko_env.core import RackoCore
+from racko_env.state import CHOOSE, DISCARD_DRAWN, PLACE_DRAWN, TAKE, RackoInfoState, RackoState, with_history
+
+__all__ = ["RackoInfoCore", "INFOSTATE_VERSION", "INFO_FIELDS"]
+
+INFOSTATE_VERSION = 1
+#: the fields of the history block, in order, after the default observation
+INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth")
+
+
+class RackoInfoCore(RackoCore):
+    """A :class:`RackoCore` whose ``observe`` gives information states (module docstring).
+
+    Built by ``RackoCore(rules, obs="infostate")``. Its states are :class:`RackoInfoState`;
+    ``observe_default`` still gives the default observation (for agents that want it), and
+    ``obs_view`` decodes both layouts (a row of the default size decodes as the default)."""
+
+    obs = "infostate"
+    infostate_version = INFOSTATE_VERSION
+
+    def _init_observation(self) -> None:
+        super()._init_observation()
+        P, N, K = self.num_players, self.deck_size, self.pile_size
+        sizes = [("slot_out", 10 * P), ("slot_age", 10 * P), ("took", P * N), ("thrown", P * N), ("left", P * N),
+                 ("discard_depth", N)]
+        self.obs_slices = dict(self.obs_slices)
+        off = self.base_obs_size
+        for name, n in sizes:
+            self.obs_slices[name] = slice(off, off + n)
+            off += n
+        self.obs_size = off
+        self.obs_high = np.concatenate([self.obs_high, np.ones(off - self.base_obs_size, np.float32)])
+        self._depth = np.arange(1, K + 1)  # piles[K-s+j] is at depth j+1 (j >= 0)
+
+    # -- states carry the history ------------------------------------------------------------
+    def _empty(self, b: int) -> RackoInfoState:
+        return with_history(super()._empty(b), self.num_players, self.deck_size)
+
+    def _deal_rows(self, st: RackoState, rows: np.ndarray, dealer: np.ndarray) -> None:
+        super()._deal_rows(st, rows, dealer)
+        if isinstance(st, RackoInfoState):
+            st.took[rows] = False
+            st.thrown[rows] = False
+            st.left[rows] = 0
+            st.slot_out[rows] = 0
+            st.slot_turn[rows] = -1
+
+    def with_history(self, state: RackoState) -> RackoInfoState:
+        """``state``'s games (sharing its arrays) with an empty history: games of a default
+        core that have not made a move yet this round (a ValueError otherwise: the history
+        of a round in progress is unknown)."""
+        if isinstance(state, RackoInfoState):
+            return state
+        if not isinstance(state, RackoState):
+            raise ValueError(f"state must be a RackoState, got {type(state).__name__}")
+        started = np.flatnonzero((state.turn != 0) | (state.phase != CHOOSE))
+        if len(started):
+            raise ValueError(f"games {started[:8].tolist()} are in progress: their public history is unknown; "
+                             "build the core with obs='infostate' from the deal")
+        return with_history(state, self.num_players, self.deck_size)
+
+    def _check_state(self, st: object) -> RackoInfoState:
+        if not isinstance(st, RackoInfoState):
+            raise ValueError(f"state must be a RackoInfoState (from this core's init/deal, obs='infostate'), "
+                             f"got {type(st).__name__}")
+        return st
+
+    def step(self, state: RackoState, actions: np.ndarray, check: bool = True):
+        """``RackoCore.step``, recording the move's public part first (a refused step records nothing)."""
+        st = self._check_state(state)
+        if check:
+            actions = self.check_actions(st, actions)
+        self._record(st, np.asarray(actions, dtype=np.intp))
+        return super().step(st, actions, check=False)
+
+    def _record(self, st: RackoInfoState, a: np.ndarray) -> None:
+        K = self.pile_size
+        rows = np.arange(st.disc_n.shape[0])
+        s = st.disc_n.astype(np.intp)
+        ph, p = st.phase, st.player.astype(np.intp)
+        took = np.flatnonzero((ph == CHOOSE) & (a == TAKE))
+        if len(took):
+            st.took[took, p[took], st.piles[took, K - s[took]]] = True
+        thrown = np.flatnonzero((ph == PLACE_DRAWN) & (a == DISCARD_DRAWN))
+        if len(thrown):
+            st.thrown[thrown, p[thrown], st.piles[thrown, K - s[thrown] - 1]] = True
+        sw = np.flatnonzero((ph != CHOOSE) & (a >= 2) & (a <= 11))
+        if len(sw):
+            r, q, i = rows[sw], p[sw], a[sw] - 2
+            old = np.abs(st.racks[r, q, i].astype(np.intp))
+            st.left[r, q, old] = i + 1
+            st.slot_out[r, q, i] = old
+            st.slot_turn[r, q, i] = st.turn[r]
+
+    # -- observations ------------------------------------------------------------------------
+    def observe_default(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """The default observation (layout v1), as ``RackoCore(rules).observe`` gives it."""
+        return RackoCore.observe(self, state, seat, out)
+
+    def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """``(B, obs_size)`` float32 information states for ``seat`` (module docstring)."""
+        st = self._check_state(state)
+        b, P, N, K = st.disc_n.shape[0], self.num_players, self.deck_size, self.pile_size
+        seat = check_seat(seat, b, P)
+        if out is not None:
+            check_out(out, b, self.obs_size)
+        obs = np.empty((b, self.obs_size), np.float32) if out is None else out
+        O = self.base_obs_size
+        obs[:, :O] = RackoCore.observe(self, st, seat if b > 1 else int(np.asarray(seat).reshape(-1)[0]))
+        rows = np.arange(b)[:, None]
+        ego = (np.asarray(seat).reshape(-1, 1) + np.arange(P)[None, :]) % P  # (B, P) or (1, P)
+        ego = np.broadcast_to(ego, (b, P))
+        sl = self.obs_slices
+        obs[:, sl["slot_out"]] = st.slot_out[rows, ego].reshape(b, -1) * np.float32(1.0 / N)
+        st_turn = st.slot_turn[rows, ego].reshape(b, -1).astype(np.float32)
+        age = np.where(st_turn >= 0, st.turn[:, None].astype(np.float32) - st_turn, 0)
+        obs[:, sl["slot_age"]] = age * np.float32(1.0 / self.rules.max_turns)
+        obs[:, sl["took"]] = st.took[rows, ego, 1:].reshape(b, -1)
+        obs[:, sl["thrown"]] = st.thrown[rows, ego, 1:].reshape(b, -1)
+        obs[:, sl["left"]] = st.left[rows, ego, 1:].reshape(b, -1) * np.float32(0.1)
+        depth = np.zeros((b, N + 1), np.float32)
+        s = st.disc_n.astype(np.intp)
+        j = np.arange(K)[None, :]
+        pos = K - s[:, None] + j  # discard pile positions, top first
+        valid = j < s[:, None]
+        cards = np.take_along_axis(st.piles, np.minimum(pos, K), axis=1).astype(np.intp)
+        depth[np.broadcast_to(rows, cards.shape)[valid], cards[valid]] = np.broadcast_to(self._depth, cards.shape)[valid]
+        obs[:, sl["discard_depth"]] = depth[:, 1:] * np.float32(1.0 / K)
+        return obs
+
+    def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named, decoded fields: the default observation's and, for information states,
+        the history's (module docstring). A batch of the default size decodes as the default."""
+        obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        if obs.ndim == 2 and obs.shape[1] == self.base_obs_size:
+            return super().obs_view(obs)
+        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
+            raise ValueError(f"observations must have shape (B, {self.obs_size}) (information states) "
+                             f"or (B, {self.base_obs_size}) (default), got {obs.shape}")
+        view = super().obs_view(obs[:, : self.base_obs_size])
+        b, P, N, K = obs.shape[0], self.num_players, self.deck_size, self.pile_size
+        sl = self.obs_slices
+
+        def ints(name: str, mult: float) -> np.ndarray:
+            return np.rint(obs[:, sl[name]] * mult).astype(np.int64)
+
+        def per_card(x: np.ndarray) -> np.ndarray:
+            out = np.zeros(x.shape[:-1] + (N + 1,), x.dtype)
+            out[..., 1:] = x
+            return out
+
+        view["slot_out"] = ints("slot_out", N).reshape(b, P, 10)
+        view["slot_age"] = ints("slot_age", self.rules.max_turns).reshape(b, P, 10)
+        view["took"] = per_card(obs[:, sl["took"]].reshape(b, P, N) > 0.5)
+        view["thrown"] = per_card(obs[:, sl["thrown"]].reshape(b, P, N) > 0.5)
+        view["left"] = per_card(ints("left", 10).reshape(b, P, N))
+        view["discard_depth"] = per_card(ints("discard_depth", K))
+        return view

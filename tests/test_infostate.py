@@ -1,0 +1,186 @@
+"""Information-state observations (``obs="infostate"``): no leak, the default prefix, decoding,
+the recorded history on hand-built deals, and the play-out loop's handling of agents that want them."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from deckgym.playout import play_out
+from racko_env.core import RackoCore
+from racko_env.infostate import RackoInfoCore
+from racko_env.rules import RackoRules
+from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE, RackoInfoState
+
+VARIANTS = [dict(), dict(num_players=3), dict(num_players=4), dict(num_players=4, partners=True),
+            dict(reshuffle="flip", deck_size=30), dict(bonus=True, min_run_to_win=4), dict(max_turns=40)]
+
+
+def _played(core: RackoCore, b: int, steps: int, seed: int) -> RackoInfoState:
+    st = core.init(b, seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        core.step(st, core.sample_legal(core.legal_action_mask(st), rng))
+    return st
+
+
+def _hide_shuffle(core: RackoCore, st: RackoInfoState, b: int, seat: int, rng: np.random.Generator) -> RackoInfoState:
+    """Game ``b`` with the cards hidden from ``seat`` permuted: opponents' unknown slots, the
+    draw pile, an opponent's drawn card in hand."""
+    out = st.take(np.array([b]))
+    K, P = core.pile_size, core.num_players
+    s, ph, pl = int(out.disc_n[0]), int(out.phase[0]), int(out.player[0])
+    spots = [("r", q, i) for q in range(P) if q != seat for i in range(10) if out.racks[0, q, i] > 0]
+    h = int(ph != CHOOSE)
+    spots += [("p", j, 0) for j in range(K - s - h)]
+    if ph == PLACE_DRAWN and pl != seat:
+        spots.append(("p", K - s - 1, 0))
+    vals = [out.racks[0, q, i] if k == "r" else out.piles[0, q] for k, q, i in spots]
+    perm = rng.permutation(len(vals))
+    for (k, q, i), j in zip(spots, perm):
+        if k == "r":
+            out.racks[0, q, i] = vals[j]
+        else:
+            out.piles[0, q] = vals[j]
+    return out
+
+
+@pytest.mark.parametrize("kw", VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_no_leak_hidden_cards_permuted(kw: dict) -> None:
+    core = RackoCore(RackoRules(**kw), obs="infostate")
+    rng = np.random.default_rng(5)
+    changed = 0
+    for steps in (0, 7, 30, 91):
+        st = _played(core, 6, steps, seed=steps)
+        for b in range(6):
+            for seat in range(core.num_players):
+                ref = core.observe(st.take(np.array([b])), seat)
+                other = _hide_shuffle(core, st, b, seat, rng)
+                changed += int((other.racks != st.racks[b : b + 1]).any() or (other.piles != st.piles[b : b + 1]).any())
+                np.testing.assert_array_equal(core.observe(other, seat), ref)
+    assert changed > 0  # the permutations did move hidden cards
+
+
+@pytest.mark.parametrize("kw", VARIANTS[:3], ids=["2p", "3p", "4p"])
+def test_prefix_is_default_observation_and_batch_matches_one(kw: dict) -> None:
+    rules = RackoRules(**kw)
+    core, plain = RackoCore(rules, obs="infostate"), RackoCore(rules)
+    assert isinstance(core, RackoInfoCore) and core.base_obs_size == plain.obs_size
+    st = _played(core, 5, 57, seed=2)
+    seats = np.arange(5) % core.num_players
+    obs = core.observe(st, seats)
+    assert obs.shape == (5, core.obs_size) and obs.dtype == np.float32
+    np.testing.assert_array_equal(obs[:, : plain.obs_size], plain.observe(st, seats))
+    np.testing.assert_array_equal(core.observe_default(st, seats), plain.observe(st, seats))
+    for b in range(5):
+        np.testing.assert_array_equal(core.observe(st.take(np.array([b])), int(seats[b]))[0], obs[b])
+    buf = np.zeros_like(obs)
+    assert core.observe(st, seats, out=buf) is buf and np.array_equal(buf, obs)
+    low, high = core.obs_low, core.obs_high
+    assert ((obs >= low) & (obs <= high)).all()
+
+
+def test_decode_round_trip_matches_history() -> None:
+    core = RackoCore(RackoRules(num_players=3), obs="infostate")
+    st = _played(core, 4, 80, seed=9)
+    K, N, P = core.pile_size, core.deck_size, core.num_players
+    for seat in range(P):
+        v = core.obs_view(core.observe(st, seat))
+        ego = (seat + np.arange(P)) % P
+        np.testing.assert_array_equal(v["slot_out"], st.slot_out[:, ego])
+        np.testing.assert_array_equal(v["took"], st.took[:, ego])
+        np.testing.assert_array_equal(v["thrown"], st.thrown[:, ego])
+        np.testing.assert_array_equal(v["left"], st.left[:, ego])
+        age = np.where(st.slot_turn[:, ego] >= 0, st.turn[:, None, None] - st.slot_turn[:, ego], 0)
+        np.testing.assert_array_equal(v["slot_age"], age)
+        for b in range(4):
+            _, discard, _ = core.piles(st, b)  # bottom first
+            depth = np.zeros(N + 1, int)
+            depth[discard[::-1]] = np.arange(1, len(discard) + 1)
+            np.testing.assert_array_equal(v["discard_depth"][b], depth)
+    assert st.slot_out.any() and st.took.any() and st.thrown.any()
+
+
+def test_hand_built_deal_records_public_moves() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    racks = [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]]
+    st = core.deal(0, {"racks": racks, "draw_pile": [30, 31, 32], "discard_pile": [25], "first_player": 0})
+    assert isinstance(st, RackoInfoState)
+    seq = [TAKE, 2 + 3, DRAW, DISCARD_DRAWN, DRAW, 2 + 0]  # p0 takes 25 into slot 4; p1 throws 30; p0 puts 31 in slot 1
+    for a in seq:
+        core.step(st, np.array([a]))
+    v1 = core.obs_view(core.observe(st, 1))  # seat 1's view: p0 is ego index 1
+    assert v1["took"][0, 1, 25] and v1["took"][0, 1].sum() == 1
+    assert v1["thrown"][0, 0, 30] and v1["thrown"][0, 0].sum() == 1
+    assert v1["left"][0, 1, 4] == 4 and v1["left"][0, 1, 1] == 1 and v1["left"][0, 1].sum() == 5
+    assert v1["slot_out"][0, 1].tolist() == [1, 0, 0, 4, 0, 0, 0, 0, 0, 0]
+    assert v1["slot_age"][0, 1].tolist() == [1, 0, 0, 3, 0, 0, 0, 0, 0, 0]
+    assert v1["opp_known"][0, 0, 3] == 25 and v1["opp_known"][0, 0, 0] == 0  # 31 was drawn: hidden
+    assert (v1["slot_out"][0, 0] == 0).all()
+    assert v1["discard_depth"][0, 1] == 1 and v1["discard_depth"][0, 30] == 2 and v1["discard_depth"][0, 4] == 3
+
+
+def test_history_cleared_on_next_round_and_reset() -> None:
+    core = RackoCore(RackoRules(max_turns=12), episode="match", obs="infostate")
+    st = _played(core, 3, 30, seed=1)  # past a capped round: a new round was dealt
+    fresh = st.turn == 0
+    core.reset_where(st, np.array([True, False, False]))
+    for b in np.flatnonzero(fresh | np.array([True, False, False])):
+        assert not st.took[b].any() and not st.left[b].any() and (st.slot_turn[b] == -1).all()
+
+
+def test_refused_step_records_nothing_and_bad_input() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    st = core.init(2, 0)
+    before = st.copy()
+    with pytest.raises(ValueError, match="illegal action"):
+        core.step(st, np.array([5, 0]))
+    assert all(np.array_equal(getattr(st, f), getattr(before, f)) for f in ("took", "left", "racks"))
+    with pytest.raises(ValueError, match="obs must be one of"):
+        RackoCore(RackoRules(), obs="full")
+    with pytest.raises(ValueError, match="RackoInfoState"):
+        core.observe(RackoCore(RackoRules()).init(2, 0), 0)
+    with pytest.raises(ValueError, match=r"\(B, 432\)"):
+        core.obs_view(np.zeros((1, 200), np.float32))
+    plain = RackoCore(RackoRules())
+    started = plain.init(2, 0)
+    plain.step(started, np.array([DRAW, DRAW]))
+    with pytest.raises(ValueError, match="in progress"):
+        core.with_history(started)
+
+
+def test_pickle_and_default_core_unchanged() -> None:
+    core = RackoCore(RackoRules(num_players=3), obs="infostate")
+    again = pickle.loads(pickle.dumps(core))
+    assert isinstance(again, RackoInfoCore) and again.obs_size == core.obs_size
+    plain = RackoCore(RackoRules())
+    assert type(plain) is RackoCore and plain.obs == "default" and plain.obs_size == 112
+    assert type(plain.init(2, 0)).__name__ == "RackoState"
+
+
+class _Recorder:
+    """An agent that wants information states and records their shape."""
+
+    observation = "infostate"
+
+    def __init__(self, core: RackoCore) -> None:
+        self.core, self.sizes = core, set()
+
+    def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.sizes.add(obs.shape[1])
+        return np.argmax(masks, axis=1)
+
+
+class _Plain(_Recorder):
+    observation = "default"
+
+
+def test_play_out_gives_each_agent_its_view() -> None:
+    core = RackoCore(RackoRules())
+    info, plain = _Recorder(core), _Plain(core)
+    state = core.init(4, 3)
+    owner = np.tile([0, 1], (4, 1))
+    turns = list(play_out(core, state, [info, plain], owner))
+    assert turns and info.sizes == {432} and plain.sizes == {112}
