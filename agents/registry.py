@@ -16,6 +16,7 @@ AGENTS: dict[str, str] = {
     "racko:ranges": "agents.racko_heuristics:RangesAgent",
     "racko:sequence": "agents.racko_heuristics:SequenceAgent",
     "racko:lookahead": "agents.racko_heuristics:LookaheadAgent",
+    "racko:search": "agents.search:RackoSearchAgent",
     "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
     "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
     "leastscore:expect": "agents.leastscore_heuristics:ExpectAgent",

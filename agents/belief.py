@@ -1,0 +1,206 @@
+"""Belief sampling for Rack-O: full worlds consistent with a seat's information state.
+
+:class:`RackoBelief` turns a batch of information states (``RackoCore(rules, obs="infostate")``
+observations of the seat to move) into ``k`` complete games per row, a
+:class:`racko_env.state.RackoInfoState` of ``B·k`` rows (row ``b·k + j`` is world ``j`` of
+observation ``b``), in the observer's frame: seat 0 is the observer, seats 1.. the opponents
+in ego order. Every card is in exactly one place, and observing a world for seat 0 gives the
+observation it was sampled from, bit for bit. What the seat cannot see is drawn:
+
+* the opponents' unknown slots. A slot that still holds its dealt card (the history says
+  nothing left it) holds a card never face up this round; a slot filled from the draw pile
+  any unknown card;
+* the draw pile's order: the remaining unknown cards, shuffled.
+
+Two models choose the unknown slots' cards:
+
+* ``"uniform"``: every consistent assignment equally likely;
+* ``"prior"``: each slot's card drawn with weights from a table of how often a card of each
+  value sits in slot *i*, by slot kind (dealt / refilled) and by how long the opponent has
+  played, counted from games of ``racko:lookahead`` (``experiments/fit_belief_prior.py``;
+  ``agents/data/racko_belief_prior.npz``). Planners keep their racks ordered; uniform
+  samples make them look random, which is what misleads a search.
+
+Rows must be the observer's own decisions or a choose phase (an opponent holding a card
+it took or drew is refused: a search never asks for those).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from racko_env.state import CHOOSE, RackoInfoState, RackoState
+
+__all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
+           "opponent_turns", "strip_history"]
+
+BELIEF_MODELS = ("uniform", "prior")
+#: the prior's buckets of turns the opponent has played (lower edges) and its value bins
+TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
+VALUE_BINS = 20
+PRIOR_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_prior.npz")
+
+
+def value_bins(cards: np.ndarray, n: int) -> np.ndarray:
+    """The prior's value bin of each card (1..n): cards scaled to ``VALUE_BINS`` equal ranges."""
+    return np.minimum((np.asarray(cards) - 1) * VALUE_BINS // n, VALUE_BINS - 1)
+
+
+def turn_buckets(own_turns: np.ndarray) -> np.ndarray:
+    """The prior's bucket of a number of turns played by the opponent."""
+    return np.searchsorted(TURN_EDGES, np.asarray(own_turns), side="right") - 1
+
+
+def opponent_turns(view: dict[str, np.ndarray], num_players: int) -> np.ndarray:
+    """``(B, P-1)``: turns each opponent (ego order) has played this round, from ``turn`` and
+    the seat to move (the mover of turn ``t`` is ``to_move - (turn - t)``, ego)."""
+    P = num_players
+    r = (np.arange(1, P)[None, :] - view["to_move"][:, None] + view["turn"][:, None]) % P
+    return (view["turn"][:, None] - r + P - 1) // P
+
+
+def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
+    """``(2, 10, len(TURN_EDGES), VALUE_BINS)`` float weights (kind dealt/refilled, slot, turn
+    bucket, value bin) for ``num_players`` (the nearest table fitted); a clear error if missing."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"belief prior {path} is missing; make it with experiments/fit_belief_prior.py")
+    with np.load(path) as z:
+        have = sorted(int(k[1:]) for k in z.files if k.startswith("p"))
+        p = min(have, key=lambda x: abs(x - num_players))
+        counts = z[f"p{p}"].astype(np.float64)
+    return (counts + 1.0) / (counts + 1.0).sum(axis=-1, keepdims=True)  # add-one smoothing
+
+
+class RackoBelief:
+    """Sample worlds consistent with Rack-O information states (module docstring)."""
+
+    def __init__(self, core: Any, model: str = "prior") -> None:
+        if model not in BELIEF_MODELS:
+            raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
+        if getattr(core, "obs", "default") != "infostate":
+            raise ValueError("RackoBelief needs an information-state core: RackoCore(rules, obs='infostate')")
+        self.core, self.model = core, model
+        self.prior = load_prior(core.num_players) if model == "prior" else None
+
+    def sample(self, obs: np.ndarray, k: int, rng: np.random.Generator) -> RackoInfoState:
+        """``k`` worlds per row of ``obs`` (``(B, obs_size)`` information states), ``B·k`` rows."""
+        core = self.core
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k (worlds per observation) must be an int >= 1, got {k!r}")
+        obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        if obs.ndim != 2 or obs.shape[1] != core.obs_size:
+            raise ValueError(f"observations must be information states of shape (B, {core.obs_size}), got {obs.shape}")
+        v = core.obs_view(obs)
+        P, N, K = core.num_players, core.deck_size, core.pile_size
+        B = obs.shape[0]
+        bad = np.flatnonzero((v["phase"] != CHOOSE) & (v["to_move"] != 0))
+        if len(bad):
+            raise ValueError(f"rows {bad[:8].tolist()}: an opponent holds a card; worlds are sampled at the "
+                             "observer's decisions or in a choose phase")
+        known = np.zeros((B, N + 1), bool)
+        rows = np.arange(B)[:, None]
+        known[rows, v["rack"]] = True
+        opp = v["opp_known"]  # (B, P-1, 10)
+        known[rows, opp.reshape(B, -1)] = True
+        known |= v["discard_depth"] > 0
+        known[np.arange(B), v["hand"]] = True
+        known[:, 0] = True
+        unknown = ~known
+        free = opp == 0
+        dealt = free & (v["slot_out"][:, 1:] == 0)
+        n_free = free.reshape(B, -1).sum(axis=1)
+        draw = v["draw_size"]
+        if not np.array_equal(unknown.sum(axis=1), n_free + draw):
+            bad = np.flatnonzero(unknown.sum(axis=1) != n_free + draw)
+            raise ValueError(f"rows {bad[:8].tolist()}: the observation's cards do not add up (not an information state?)")
+
+        # -- k copies, then the opponents' unknown slots, dealt ones first (they take unseen cards)
+        R = B * k
+        rep = np.repeat(np.arange(B), k)
+        avail = unknown[rep].copy()  # (R, N+1)
+        unseen = avail & ~v["seen"][rep]
+        racks = np.zeros((R, P, 10), np.int64)
+        racks[:, 0] = v["rack"][rep]
+        racks[:, 1:] = -opp[rep]
+        own_turns = opponent_turns(v, P)
+        weights = self._slot_weights(v, own_turns)  # (B, P-1, 10, N+1) or None
+        for kind_dealt in (True, False):
+            kind = dealt if kind_dealt else free & ~dealt
+            for q in range(P - 1):
+                for i in range(10):
+                    need = kind[rep, q, i]
+                    if not need.any():
+                        continue
+                    r = np.flatnonzero(need)
+                    pool = unseen[r] if kind_dealt else avail[r]
+                    w = pool.astype(np.float64) if weights is None else pool * weights[rep[r], q, i]
+                    c = _draw_weighted(w, rng)
+                    racks[r, q + 1, i] = c
+                    avail[r, c] = False
+                    unseen[r, c] = False
+        # -- the draw pile: the rest, shuffled
+        keys = np.where(avail, rng.random((R, N + 1)), 2.0)
+        order = np.argsort(keys, axis=1, kind="stable")  # available cards first, in random order
+        st = core._empty(R)
+        s = v["discard_size"][rep]
+        h = (v["phase"][rep] != CHOOSE).astype(np.int64)
+        d = draw[rep]
+        j = np.arange(K)[None, :]
+        piles = np.zeros((R, K + 1), np.int64)
+        in_draw = j < d[:, None]
+        piles[:, :K] = np.where(in_draw, np.take_along_axis(order, np.minimum(j, N), axis=1), 0)
+        depth = v["discard_depth"][rep]  # card -> 1 = top
+        dr, dc = np.nonzero(depth)
+        piles[dr, K - s[dr] + depth[dr, dc] - 1] = dc
+        hr = np.flatnonzero(h)
+        piles[hr, K - s[hr] - 1] = v["hand"][rep][hr]
+        st.piles[:] = piles
+        mine_public = np.take_along_axis(v["took"][rep, 0], racks[:, 0], axis=1)
+        racks[:, 0] = np.where(mine_public, -racks[:, 0], racks[:, 0])
+        st.racks[:] = racks
+        st.disc_n[:] = s
+        st.phase[:] = v["phase"][rep]
+        st.player[:] = v["to_move"][rep]
+        st.turn[:] = v["turn"][rep]
+        st.dealer[:] = (st.player.astype(np.int64) - 1 - st.turn) % P  # the seat before the first mover
+        st.pub[:, 0] = v["seen"][rep]
+        st.pub[:, 1] = v["in_discard"][rep]
+        st.totals[:] = v["scores"][rep]
+        st.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
+        st.took[:] = v["took"][rep]
+        st.thrown[:] = v["thrown"][rep]
+        st.left[:] = v["left"][rep]
+        st.slot_out[:] = v["slot_out"][rep]
+        age = v["slot_age"][rep]
+        st.slot_turn[:] = np.where(age > 0, v["turn"][rep][:, None, None] - age, -1)
+        return st
+
+    def _slot_weights(self, v: dict[str, np.ndarray], own_turns: np.ndarray) -> np.ndarray | None:
+        """``(B, P-1, 10, N+1)`` weights of each card in each opponent slot under the prior."""
+        if self.prior is None:
+            return None
+        N = self.core.deck_size
+        kind = (v["slot_out"][:, 1:] > 0).astype(np.intp)  # 0 dealt, 1 refilled
+        tb = turn_buckets(own_turns)[:, :, None]  # (B, P-1, 1)
+        vb = value_bins(np.arange(1, N + 1), N)
+        w = np.zeros(kind.shape + (N + 1,))
+        w[..., 1:] = self.prior[kind, np.arange(10)[None, None, :], tb][..., vb]
+        return w
+
+
+def _draw_weighted(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column per row of ``w`` (non-negative, some positive per row), drawn ∝ ``w``."""
+    c = np.cumsum(w, axis=1)
+    u = rng.random(len(w)) * c[:, -1]
+    return np.minimum((c <= u[:, None]).sum(axis=1), w.shape[1] - 1)
+
+
+def strip_history(st: RackoState) -> RackoState:
+    """The plain :class:`RackoState` of ``st``'s games (copies), for fast play on a default core."""
+    from dataclasses import fields
+
+    return RackoState(**{f.name: getattr(st, f.name).copy() for f in fields(RackoState)})
+

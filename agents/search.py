@@ -1,0 +1,173 @@
+"""``racko:search``: determinized rollouts (PIMC) over sampled beliefs, keeping the planner's
+move unless the search beats it by a margin.
+
+For each decision (a batch of rows, all at once):
+
+1. the planner (``racko:lookahead``) proposes its move, and ranks the other legal moves by
+   its cost estimate; the move and the ``candidates - 1`` next best are searched (both
+   piles in a choose phase). A move that goes out is played without search;
+2. :class:`agents.belief.RackoBelief` samples ``samples`` worlds per row consistent with the
+   row's information state (the ``belief`` model: ``prior`` or ``uniform``);
+3. in every world each candidate is played, then every seat plays the ``rollout`` policy
+   (``sequence`` or ``lookahead``, deterministic) to the round's end, or ``horizon`` turns
+   (then the planner's estimate decides). Common random numbers: a world's draw pile and
+   random stream are the same for every candidate, so two candidates differ only by the move;
+4. the candidate with the best mean result (seat 0's share of the win) is played if it beats
+   the planner's move by more than ``margin``, otherwise the planner's move.
+
+Rollouts of every row, world and candidate run as one batch on a plain core.
+Given default observations (a loop that does not honour ``observation = "infostate"``), it
+plays the planner's move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.belief import RackoBelief, strip_history
+from agents.params import Choice, Range
+from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide, sequence_decide
+from deckgym.playout import infostate_core
+from racko_env.plan import BIG, sequence_plan
+from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
+
+__all__ = ["RackoSearchAgent", "rollout_values"]
+
+_POLICIES = {"sequence": sequence_decide, "lookahead": lookahead_decide}
+
+
+def rollout_values(core: Any, state: Any, policy: str = "sequence", horizon: int = 0) -> np.ndarray:
+    """``(R,)`` seat 0's share of the win when every seat plays ``policy`` from ``state`` (a
+    plain core's batch, stepped in place) to the round's end, or for ``horizon`` turns
+    (0: no limit), after which the lower planner estimate of the turns left wins."""
+    decide = _POLICIES[policy]
+    R = state.batch_size
+    value = np.zeros(R)
+    live = np.arange(R)
+    cur = state
+    start = cur.turn.astype(np.int64).copy()
+    rules = core.rules
+    while len(live):
+        seats = core.current_player(cur)
+        view = core.obs_view(core.observe(cur, seats))
+        masks = core.legal_action_mask(cur)
+        res = core.step(cur, decide(view, masks, rules, None, None), check=False)
+        done = res.round_over
+        if done.any():
+            won = res.winners[done].astype(np.float64)
+            value[live[done]] = won[:, 0] / np.maximum(won.sum(axis=1), 1.0)
+        if horizon:
+            cut = ~done & (cur.turn - start >= horizon) & (cur.phase == CHOOSE)
+            if cut.any():
+                value[live[cut]] = _leaf_values(core, cur.take(np.flatnonzero(cut)))
+                done = done | cut
+        if done.any():
+            keep = np.flatnonzero(~done)
+            cur, live, start = cur.take(keep), live[keep], start[keep]
+    return value
+
+
+def _leaf_values(core: Any, st: Any) -> np.ndarray:
+    """Seat 0's share of the lowest planner estimate of turns to go out (unchanged rack)."""
+    P = core.num_players
+    est = np.empty((st.batch_size, P))
+    for q in range(P):
+        cost, _ = sequence_plan(core.obs_view(core.observe(st, q)), core.rules)
+        est[:, q] = cost[:, 0]
+    best = est <= est.min(axis=1, keepdims=True)
+    return best[:, 0] / best.sum(axis=1)
+
+
+class RackoSearchAgent(Agent):
+    """PIMC search over sampled beliefs (module docstring)."""
+
+    spec = "racko:search"
+    observation = "infostate"
+    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "prior", "rollout": "sequence",
+                              "margin": 0.0, "horizon": 0, "max_rows": 65536}
+    param_ranges = {
+        "samples": Range(1, 1024, integer=True, why="worlds per decision"),
+        "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
+        "belief": Choice(("prior", "uniform")),
+        "rollout": Choice(tuple(_POLICIES)),
+        "margin": Range(0, 1, why="win-share gain over the planner's move needed to deviate"),
+        "horizon": Range(0, 300, integer=True, why="rollout turns, 0: to the round's end"),
+        "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
+    }
+
+    def __init__(self, core: Any, seed: int = 0) -> None:
+        super().__init__(core, seed)
+        self.params = dict(self.params)
+        self.icore = infostate_core(core)
+        self.pcore = type(core)(core.rules, episode="round", reward="win")
+        self._beliefs: dict[str, RackoBelief] = {}
+
+    def _belief(self) -> RackoBelief:
+        model = self.params["belief"]
+        if model not in self._beliefs:
+            self._beliefs[model] = RackoBelief(self.icore, model)
+        return self._beliefs[model]
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
+        masks = np.asarray(action_masks, dtype=bool)
+        if obs.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        view = self.icore.obs_view(obs)
+        base = lookahead_decide(view, masks, self.core.rules, None, None)
+        if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
+            return base
+        cand, search = self._candidates(view, masks, base)
+        out = base.copy()
+        rows = np.flatnonzero(search)
+        p = self.params
+        step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"])))
+        for lo in range(0, len(rows), step):
+            r = rows[lo : lo + step]
+            out[r] = self._search(obs[r], cand[r])
+        return out
+
+    def _candidates(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(B, m)`` moves to search, the planner's first (-1: none), and the rows to search."""
+        m = int(self.params["candidates"])
+        B = len(base)
+        cost, win = sequence_plan(view, self.core.rules, DEFAULT_SEQUENCE_PARAMS)
+        score = np.full((B, NUM_ACTIONS), np.inf)
+        score[:, 2:12] = np.where(win, -BIG, cost[:, 1:])
+        score[:, DISCARD_DRAWN] = cost[:, 0]
+        score[:, DRAW], score[:, TAKE] = 0.0, 1.0
+        score = np.where(masks, score, np.inf)
+        score[np.arange(B), base] = -np.inf  # the planner's move first
+        order = np.argsort(score, axis=1, kind="stable")[:, :m]
+        ok = np.take_along_axis(score, order, axis=1) < np.inf
+        cand = np.where(ok, order, -1)
+        goes_out = (view["phase"] != CHOOSE) & (base >= 2) & (base <= 11)
+        goes_out &= win[np.arange(B), np.clip(base - 2, 0, 9)]
+        taking_out = (view["phase"] == CHOOSE) & (base == TAKE) & win.any(axis=1)
+        search = (cand[:, 1] >= 0) & ~goes_out & ~taking_out
+        return cand, search
+
+    def _search(self, obs: np.ndarray, cand: np.ndarray) -> np.ndarray:
+        p = self.params
+        k, m = int(p["samples"]), cand.shape[1]
+        B = len(obs)
+        worlds = strip_history(self._belief().sample(obs, k, self.rng))  # (B·k)
+        # rows (b, c, j): world b·k + j with candidate c; padded candidates replay the planner's move
+        b_idx = np.repeat(np.arange(B), m * k)
+        c_idx = np.tile(np.repeat(np.arange(m), k), B)
+        j_idx = np.tile(np.arange(k), B * m)
+        states = worlds.take(b_idx * k + j_idx)
+        acts = cand[b_idx, c_idx]
+        valid = acts >= 0
+        acts = np.where(valid, acts, cand[b_idx, 0])
+        self.pcore.step(states, acts.astype(np.int64), check=False)
+        val = rollout_values(self.pcore, states, p["rollout"], int(p["horizon"]))
+        mean = val.reshape(B, m, k).mean(axis=2)
+        mean = np.where(cand >= 0, mean, -np.inf)
+        best = np.argmax(mean, axis=1)
+        rows = np.arange(B)
+        better = mean[rows, best] > mean[:, 0] + float(p["margin"])
+        return np.where(better, cand[rows, best], cand[:, 0]).astype(np.int64)
