@@ -19,7 +19,13 @@ Two models choose the unknown slots' cards:
   value sits in slot *i*, by slot kind (dealt / refilled) and by how long the opponent has
   played, counted from games of ``racko:lookahead`` (``experiments/fit_belief_prior.py``;
   ``agents/data/racko_belief_prior.npz``). Planners keep their racks ordered; uniform
-  samples make them look random, which is what misleads a search.
+  samples make them look random, which is what misleads a search;
+* ``"particles"``: ``oversample`` times as many ``prior`` worlds, of which ``k`` are kept
+  (without replacement) with weights: the likelihood of the last opponent's last turn
+  (take or draw, then the slot or the throw) under the planner's cost estimates of its rack
+  before that turn (the rack of the world with the swapped-out card put back), a softmax
+  at temperature ``action_temp`` turns; times ``exp(-order_weight · d)``, ``d`` the descents
+  between adjacent slots of the opponents' racks, growing over their first eight turns.
 
 Rows must be the observer's own decisions or a choose phase (an opponent holding a card
 it took or drew is refused: a search never asks for those).
@@ -35,9 +41,9 @@ import numpy as np
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
-           "opponent_turns", "strip_history"]
+           "opponent_turns", "strip_history", "last_turn_loglik"]
 
-BELIEF_MODELS = ("uniform", "prior")
+BELIEF_MODELS = ("uniform", "prior", "particles")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
 TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
 VALUE_BINS = 20
@@ -77,13 +83,17 @@ def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
 class RackoBelief:
     """Sample worlds consistent with Rack-O information states (module docstring)."""
 
-    def __init__(self, core: Any, model: str = "prior") -> None:
+    def __init__(self, core: Any, model: str = "prior", oversample: int = 4, order_weight: float = 2.0,
+                 action_temp: float = 1.0) -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":
             raise ValueError("RackoBelief needs an information-state core: RackoCore(rules, obs='infostate')")
+        if not isinstance(oversample, (int, np.integer)) or oversample < 1:
+            raise ValueError(f"oversample must be an int >= 1, got {oversample!r}")
         self.core, self.model = core, model
-        self.prior = load_prior(core.num_players) if model == "prior" else None
+        self.oversample, self.order_weight, self.action_temp = int(oversample), float(order_weight), float(action_temp)
+        self.prior = load_prior(core.num_players) if model != "uniform" else None
 
     def sample(self, obs: np.ndarray, k: int, rng: np.random.Generator) -> RackoInfoState:
         """``k`` worlds per row of ``obs`` (``(B, obs_size)`` information states), ``B·k`` rows."""
@@ -94,8 +104,25 @@ class RackoBelief:
         if obs.ndim != 2 or obs.shape[1] != core.obs_size:
             raise ValueError(f"observations must be information states of shape (B, {core.obs_size}), got {obs.shape}")
         v = core.obs_view(obs)
+        if self.model != "particles" or self.oversample == 1:
+            return self._sample(v, k, rng)
+        M = self.oversample * k
+        worlds = self._sample(v, M, rng)
+        P, B = core.num_players, obs.shape[0]
+        opp = np.abs(worlds.racks[:, 1:].astype(np.int64))
+        descents = (np.diff(opp, axis=2) < 0).sum(axis=2)  # (B·M, P-1)
+        ramp = np.minimum(opponent_turns(v, P) / 8.0, 1.0)  # (B, P-1)
+        logw = -self.order_weight * (descents.reshape(B, M, P - 1) * ramp[:, None, :]).sum(axis=2)
+        if self.action_temp > 0:
+            logw = logw + last_turn_loglik(core, v, worlds, M, self.action_temp).reshape(B, M)
+        keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
+        keep = np.argsort(-keys, axis=1, kind="stable")[:, :k]
+        return worlds.take((np.arange(B)[:, None] * M + np.sort(keep, axis=1)).reshape(-1))
+
+    def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator) -> RackoInfoState:
+        core = self.core
         P, N, K = core.num_players, core.deck_size, core.pile_size
-        B = obs.shape[0]
+        B = v["rack"].shape[0]
         bad = np.flatnonzero((v["phase"] != CHOOSE) & (v["to_move"] != 0))
         if len(bad):
             raise ValueError(f"rows {bad[:8].tolist()}: an opponent holds a card; worlds are sampled at the "
@@ -189,6 +216,67 @@ class RackoBelief:
         w = np.zeros(kind.shape + (N + 1,))
         w[..., 1:] = self.prior[kind, np.arange(10)[None, None, :], tb][..., vb]
         return w
+
+
+def last_turn_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: int, temp: float) -> np.ndarray:
+    """``(B·M,)`` log-likelihood of the last opponent's last turn in each world under the
+    planner (``sequence_plan``'s costs, softmax at ``temp``); 0 where the history shows none."""
+    from racko_env.plan import BIG, DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.state import PLACE_DISCARD, PLACE_DRAWN
+
+    P = core.num_players
+    B = v["rack"].shape[0]
+    q = P - 1  # ego index of the seat that moved just before the observer
+    rb = np.arange(B)
+    age = v["slot_age"][:, q]
+    swapped = (age == 1).any(axis=1) & (v["turn"] >= 1)
+    i = np.argmax(age == 1, axis=1)
+    out_card = v["slot_out"][rb, q, i]  # Y: the card the swap threw
+    known_now = v["opp_known"][rb, q - 1, i]
+    took = swapped & (known_now > 0) & v["took"][rb, q, known_now]
+    depth = v["discard_depth"]
+    top = np.argmax(depth == 1, axis=1) * (depth == 1).any(axis=1)
+    second = np.argmax(depth == 2, axis=1) * (depth == 2).any(axis=1)
+    thrown_card = np.where(v["thrown"][rb, q, top], top, np.where(v["thrown"][rb, q, v["hand"]], v["hand"], 0))
+    threw = ~swapped & (thrown_card > 0) & (v["turn"] >= 1)
+    last = np.where(swapped, out_card, thrown_card)  # the card that ended its turn
+    seen_top = np.where(took, known_now, np.where(top == last, second, top))  # the top it chose against
+    valid = swapped | threw
+    rep = np.repeat(rb, M)
+    R = B * M
+    rr = np.arange(R)
+    H = np.abs(worlds.racks[:, q].astype(np.int64))
+    hidden_drawn = H[rr, i[rep]]
+    Hp = H.copy()
+    Hp[rr[swapped[rep]], i[rep][swapped[rep]]] = out_card[rep][swapped[rep]]
+    mine = worlds.racks[:, 0].astype(np.int64)
+    opp_known = np.zeros((R, P - 1, 10), np.int64)
+    opp_known[:, 0] = np.where(mine < 0, -mine, 0)
+    base = {"rack": Hp, "opp_known": opp_known, "in_discard": v["in_discard"][rep], "seen": v["seen"][rep]}
+    p = DEFAULT_SEQUENCE_PARAMS
+    ll = np.zeros(R)
+    # the choice of pile: take when the best placement beats keeping the rack by the margin
+    ch = valid[rep] & (seen_top[rep] > 0)
+    cost, win = sequence_plan({**base, "phase": np.full(R, CHOOSE), "hand": np.zeros(R, np.int64),
+                               "discard_top": np.maximum(seen_top[rep], 1)}, core.rules, p)
+    gain = np.where(win.any(axis=1), BIG, cost[:, 0] - cost[:, 1:].min(axis=1))
+    z = np.clip((gain - p["take_margin"]) / temp, -30, 30)
+    sign = np.where(took[rep], 1.0, -1.0)
+    ll += np.where(ch, -np.logaddexp(0.0, -sign * z), 0.0)
+    # the placement of the card in hand (taken, or drawn: then the world's hidden card)
+    hand = np.where(took[rep], known_now[rep], np.where(swapped[rep], hidden_drawn, thrown_card[rep]))
+    phase = np.where(took[rep], PLACE_DISCARD, PLACE_DRAWN)
+    cost, win = sequence_plan({**base, "phase": phase, "hand": np.maximum(hand, 1),
+                               "discard_top": np.zeros(R, np.int64)}, core.rules, p)
+    score = np.empty((R, 11))
+    finite = np.where(win, np.inf, cost[:, 1:]).min(axis=1)
+    score[:, :10] = np.where(win, (np.minimum(finite, cost[:, 0]) - 10.0)[:, None], cost[:, 1:])
+    score[:, 10] = np.where(phase == PLACE_DRAWN, cost[:, 0], np.inf)
+    logits = -score / temp
+    lse = np.logaddexp.reduce(logits, axis=1)
+    chosen = np.where(swapped[rep], i[rep], 10)
+    ll += np.where(valid[rep], logits[rr, chosen] - lse, 0.0)
+    return ll
 
 
 def _draw_weighted(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -31,6 +31,7 @@ from agents.belief import RackoBelief, strip_history
 from agents.params import Choice, Range
 from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide, sequence_decide
 from deckgym.playout import infostate_core
+from racko_env.core import RackoCore
 from racko_env.plan import BIG, sequence_plan
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
@@ -87,11 +88,11 @@ class RackoSearchAgent(Agent):
     spec = "racko:search"
     observation = "infostate"
     params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "prior", "rollout": "sequence",
-                              "margin": 0.0, "horizon": 0, "max_rows": 65536}
+                              "margin": 0.0, "horizon": 40, "max_rows": 65536}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
-        "belief": Choice(("prior", "uniform")),
+        "belief": Choice(("prior", "particles", "uniform")),
         "rollout": Choice(tuple(_POLICIES)),
         "margin": Range(0, 1, why="win-share gain over the planner's move needed to deviate"),
         "horizon": Range(0, 300, integer=True, why="rollout turns, 0: to the round's end"),
@@ -102,7 +103,7 @@ class RackoSearchAgent(Agent):
         super().__init__(core, seed)
         self.params = dict(self.params)
         self.icore = infostate_core(core)
-        self.pcore = type(core)(core.rules, episode="round", reward="win")
+        self.pcore = RackoCore(core.rules, episode="round", reward="win")  # rollouts: no history
         self._beliefs: dict[str, RackoBelief] = {}
 
     def _belief(self) -> RackoBelief:
@@ -151,10 +152,23 @@ class RackoSearchAgent(Agent):
         return cand, search
 
     def _search(self, obs: np.ndarray, cand: np.ndarray) -> np.ndarray:
+        worlds = strip_history(self._belief().sample(obs, int(self.params["samples"]), self.rng))
+        return self.search_worlds(worlds, cand)
+
+    def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
+        """The move of each row given ``k`` worlds per row (``B·k`` plain states in the
+        mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (planner's first)."""
+        mean = self.candidate_values(worlds, cand)
+        best = np.argmax(mean, axis=1)
+        rows = np.arange(len(cand))
+        better = mean[rows, best] > mean[:, 0] + float(self.params["margin"])
+        return np.where(better, cand[rows, best], cand[:, 0]).astype(np.int64)
+
+    def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
+        """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""
         p = self.params
-        k, m = int(p["samples"]), cand.shape[1]
-        B = len(obs)
-        worlds = strip_history(self._belief().sample(obs, k, self.rng))  # (B·k)
+        B, m = cand.shape
+        k = worlds.batch_size // B
         # rows (b, c, j): world b·k + j with candidate c; padded candidates replay the planner's move
         b_idx = np.repeat(np.arange(B), m * k)
         c_idx = np.tile(np.repeat(np.arange(m), k), B)
@@ -166,8 +180,4 @@ class RackoSearchAgent(Agent):
         self.pcore.step(states, acts.astype(np.int64), check=False)
         val = rollout_values(self.pcore, states, p["rollout"], int(p["horizon"]))
         mean = val.reshape(B, m, k).mean(axis=2)
-        mean = np.where(cand >= 0, mean, -np.inf)
-        best = np.argmax(mean, axis=1)
-        rows = np.arange(B)
-        better = mean[rows, best] > mean[:, 0] + float(p["margin"])
-        return np.where(better, cand[rows, best], cand[:, 0]).astype(np.int64)
+        return np.where(cand >= 0, mean, -np.inf)

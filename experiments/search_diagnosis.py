@@ -1,0 +1,100 @@
+"""Why ``racko:search`` does or does not beat its planner, decision by decision.
+
+    python -m experiments.search_diagnosis --positions 300 --samples 16 --seed 11
+
+Positions are taken from ``racko:lookahead`` self-play (one random decision of each game that
+the search would search). At each, every candidate move is valued four ways: twice on the
+true hidden cards (the draw pile reshuffled; two independent sets of worlds: the noise), and
+on worlds of each belief model. Reports, per source, how often its best move differs from
+the planner's, how often it agrees with the true-card valuation's best move, and the mean
+value gap it claims over the planner's move; and the correlation of each belief's value
+differences with the true ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from agents.belief import BELIEF_MODELS, RackoBelief, strip_history
+from agents.racko_heuristics import lookahead_decide
+from agents.registry import make_agent
+from experiments.search_strength import true_worlds
+from racko_env.core import RackoCore
+from racko_env.rules import RackoRules
+
+
+def positions(core: RackoCore, n: int, seed: int):
+    """The state, observation and mask of one random decision in each of ``n`` self-play games."""
+    agent = make_agent("racko:lookahead", core, seed=seed, game="racko")
+    rng = np.random.default_rng(seed)
+    st = core.init(n, seed, game_ids=np.arange(2 * 10**6, 2 * 10**6 + n))
+    stop = rng.integers(2, 40, size=n)
+    taken = [None] * n
+    step = 0
+    live = np.ones(n, bool)
+    while live.any():
+        idx = np.flatnonzero(live)
+        sub = st.take(idx)
+        seat = core.current_player(sub)
+        obs = core.observe(sub, seat)
+        mask = core.legal_action_mask(sub)
+        for r in np.flatnonzero(stop[idx] == step):
+            taken[idx[r]] = (sub.take(np.array([r])), obs[r], mask[r])
+        res = core.step(sub, agent.act(obs, mask), check=False)
+        st.put(idx, sub)
+        live[idx[res.round_over]] = False
+        live &= stop > step
+        step += 1
+    return [t for t in taken if t is not None]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--positions", type=int, default=300)
+    ap.add_argument("--samples", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--search", default="racko:search")
+    args = ap.parse_args(argv)
+    core = RackoCore(RackoRules(), obs="infostate")
+    search = make_agent(args.search, core, seed=args.seed, game="racko")
+    rng = np.random.default_rng(args.seed)
+    pos = positions(core, args.positions, args.seed)
+    st = type(pos[0][0]).concat([p[0] for p in pos])
+    obs = np.stack([p[1] for p in pos])
+    masks = np.stack([p[2] for p in pos])
+    view = core.obs_view(obs)
+    planner = lookahead_decide(view, masks, core.rules, None, None)
+    cand, todo = search._candidates(view, masks, planner)
+    r = np.flatnonzero(todo)
+    st, obs, cand = st.take(r), obs[r], cand[r]
+    k = args.samples
+    plain = RackoCore(core.rules)
+    values = {"true": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand),
+              "true_again": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand)}
+    beliefs = {m: RackoBelief(core, m) for m in BELIEF_MODELS}
+    beliefs["particles?oversample=16"] = RackoBelief(core, "particles", oversample=16)
+    for name, b in beliefs.items():
+        values[name] = search.candidate_values(strip_history(b.sample(obs, k, rng)), cand)
+    ok = cand >= 0
+    truth = values["true"]
+    t_best = np.argmax(truth, axis=1)
+    t_gain = np.where(ok, truth - truth[:, :1], np.nan)
+    out = {"positions": int(len(r)), "samples": k, "candidates": int(cand.shape[1])}
+    for name, v in values.items():
+        best = np.argmax(v, axis=1)
+        gain = np.where(ok, v - v[:, :1], np.nan)
+        dev = best != 0
+        both = ok[:, 1:]
+        corr = float(np.corrcoef(gain[:, 1:][both], t_gain[:, 1:][both])[0, 1]) if name != "true" else 1.0
+        out[name] = {"leaves_planner": float(dev.mean()), "agrees_with_true_best": float((best == t_best).mean()),
+                     "claimed_gain": float(np.nanmax(gain, axis=1).mean()),
+                     "true_gain_of_its_choice": float(np.take_along_axis(t_gain, best[:, None], axis=1).mean()),
+                     "corr_with_true": corr}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

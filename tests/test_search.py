@@ -1,0 +1,96 @@
+"""racko:search: legal, seeded, batched, the planner's move under a prohibitive margin, its
+parameters through the spec, and play through the registry, the play-out loop and ``deckgym eval``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agents.racko_heuristics import lookahead_decide
+from agents.registry import agent_specs, make_agent
+from agents.search import RackoSearchAgent, rollout_values
+from deckgym.playout import play_out
+from racko_env.core import RackoCore
+from racko_env.rules import RackoRules
+
+FAST = "racko:search?samples=4&candidates=2&horizon=12"
+
+
+def _positions(core: RackoCore, b: int, steps: int, seed: int):
+    st = core.init(b, seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        core.step(st, core.sample_legal(core.legal_action_mask(st), rng))
+    seat = core.current_player(st)
+    return st, core.observe(st, seat), core.legal_action_mask(st)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(num_players=3)], ids=["2p", "3p"])
+def test_legal_seeded_and_batched(kw: dict) -> None:
+    core = RackoCore(RackoRules(**kw), obs="infostate")
+    st, obs, masks = _positions(core, 12, 23, seed=1)
+    a = make_agent(FAST, core, seed=5, game="racko")
+    b = make_agent(FAST, core, seed=5, game="racko")
+    acts = a.act(obs, masks)
+    assert acts.shape == (12,) and acts.dtype == np.int64 and masks[np.arange(12), acts].all()
+    np.testing.assert_array_equal(b.act(obs, masks), acts)  # same seed, same moves
+    small = make_agent(FAST + "&max_rows=64", core, seed=5, game="racko")  # rows searched in several batches
+    assert masks[np.arange(12), small.act(obs, masks)].all()
+    assert a.act(obs[:0], masks[:0]).shape == (0,)
+
+
+def test_prohibitive_margin_plays_the_planner_and_default_obs_falls_back() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    _, obs, masks = _positions(core, 16, 31, seed=2)
+    planner = lookahead_decide(core.obs_view(obs), masks, core.rules, None, None)
+    agent = make_agent(FAST + "&margin=1", core, seed=0, game="racko")
+    np.testing.assert_array_equal(agent.act(obs, masks), planner)
+    default = make_agent(FAST, RackoCore(RackoRules()), seed=0, game="racko")
+    np.testing.assert_array_equal(default.act(obs[:, : core.base_obs_size], masks), planner)
+
+
+def test_rollout_values_end_rounds() -> None:
+    """Rollouts from a rack one card from going out win that seat the round."""
+    core = RackoCore(RackoRules())
+    racks = [[1, 2, 3, 4, 5, 6, 7, 8, 9, 40], list(range(21, 31))]
+    st = core.deal(0, {"racks": racks, "discard_pile": [10], "first_player": 0})
+    v = rollout_values(core, st.take(np.zeros(3, np.intp)), "sequence")
+    np.testing.assert_array_equal(v, [1.0, 1.0, 1.0])  # takes the 10 into slot 10: Rack-O (run 1-10)
+    st = core.deal(0, {"racks": racks[::-1], "discard_pile": [10], "first_player": 1})
+    assert rollout_values(core, st, "sequence")[0] == 0.0  # the other seat goes out first
+
+
+def test_spec_parameters_and_registry() -> None:
+    core = RackoCore(RackoRules())
+    assert "racko:search" in agent_specs("racko")
+    agent = make_agent("racko:search?samples=8&belief=uniform&rollout=lookahead", core, seed=0, game="racko")
+    assert isinstance(agent, RackoSearchAgent) and agent.observation == "infostate"
+    assert agent.params["samples"] == 8 and agent.params["belief"] == "uniform"
+    with pytest.raises(ValueError, match="samples must be"):
+        make_agent("racko:search?samples=0", core, game="racko")
+    with pytest.raises(ValueError, match="belief must be one of"):
+        make_agent("racko:search?belief=oracle", core, game="racko")
+    with pytest.raises(ValueError, match="unknown parameter"):
+        make_agent("racko:search?depth=3", core, game="racko")
+
+
+def test_plays_through_play_out_on_a_default_core() -> None:
+    core = RackoCore(RackoRules())
+    agents = [make_agent(FAST, core, seed=1, game="racko"), make_agent("racko:sequence", core, seed=2, game="racko")]
+    state = core.init(4, 7)
+    owner = np.tile([0, 1], (4, 1))
+    ended = sum(int(t.finished.sum()) for t in play_out(core, state, agents, owner))
+    assert ended == 4
+
+
+def test_deckgym_eval_runs_search(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "deckgym", "eval", "racko", FAST, "racko:sequence", "--games", "3", "--quiet",
+           "--json", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
+    report = json.loads(out.read_text())
+    assert FAST in json.dumps(report)
