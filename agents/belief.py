@@ -41,7 +41,7 @@ import numpy as np
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
-           "opponent_turns", "strip_history", "last_turn_loglik"]
+           "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik"]
 
 BELIEF_MODELS = ("uniform", "prior", "particles")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
@@ -115,6 +115,7 @@ class RackoBelief:
         logw = -self.order_weight * (descents.reshape(B, M, P - 1) * ramp[:, None, :]).sum(axis=2)
         if self.action_temp > 0:
             logw = logw + last_turn_loglik(core, v, worlds, M, self.action_temp).reshape(B, M)
+            logw = logw + thrown_loglik(core, v, worlds, M, self.action_temp).reshape(B, M)
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = np.argsort(-keys, axis=1, kind="stable")[:, :k]
         return worlds.take((np.arange(B)[:, None] * M + np.sort(keep, axis=1)).reshape(-1))
@@ -276,6 +277,58 @@ def last_turn_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M:
     lse = np.logaddexp.reduce(logits, axis=1)
     chosen = np.where(swapped[rep], i[rep], 10)
     ll += np.where(valid[rep], logits[rr, chosen] - lse, 0.0)
+    return ll
+
+
+def _place_loglik(core: Any, rack: np.ndarray, hand: np.ndarray, phase: np.ndarray, chosen: np.ndarray,
+                  temp: float, extra: dict[str, np.ndarray]) -> np.ndarray:
+    """Log-probability of placing ``hand`` by ``chosen`` (slot 0..9, or 10: thrown) under the
+    planner's costs of ``rack`` (softmax at ``temp``; a placement that goes out is 10 turns better)."""
+    from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.state import PLACE_DRAWN
+
+    R = len(rack)
+    cost, win = sequence_plan({**extra, "rack": rack, "phase": phase, "hand": np.maximum(hand, 1),
+                               "discard_top": np.zeros(R, np.int64)}, core.rules, DEFAULT_SEQUENCE_PARAMS)
+    score = np.empty((R, 11))
+    finite = np.where(win, np.inf, cost[:, 1:]).min(axis=1)
+    score[:, :10] = np.where(win, (np.minimum(finite, cost[:, 0]) - 10.0)[:, None], cost[:, 1:])
+    score[:, 10] = np.where(phase == PLACE_DRAWN, cost[:, 0], np.inf)
+    logits = -score / temp
+    return logits[np.arange(R), chosen] - np.logaddexp.reduce(logits, axis=1)
+
+
+def thrown_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: int, temp: float,
+                  most: int = 12) -> np.ndarray:
+    """``(B·M,)`` log-likelihood that each opponent threw the drawn cards it threw (the
+    history's ``thrown``, up to ``most`` per opponent) with the world's rack as its rack then."""
+    from racko_env.state import PLACE_DRAWN
+
+    P = core.num_players
+    B = v["rack"].shape[0]
+    R = B * M
+    rep = np.repeat(np.arange(B), M)
+    ll = np.zeros(R)
+    for q in range(1, P):
+        thrown = v["thrown"][:, q].copy()
+        thrown[:, 0] = False
+        n = thrown.sum(axis=1)
+        if not n.any():
+            continue
+        order = np.argsort(~thrown, axis=1, kind="stable")[:, :most]  # its thrown cards first
+        ok = np.take_along_axis(thrown, order, axis=1)  # (B, T)
+        T = order.shape[1]
+        used = ok.any(axis=0)
+        order, ok, T = order[:, used], ok[:, used], int(used.sum())
+        H = np.abs(worlds.racks[:, q].astype(np.int64))
+        rows = np.repeat(np.arange(R), T)
+        cards = order[rep].reshape(-1)
+        mine = worlds.racks[:, 0].astype(np.int64)
+        opp_known = np.zeros((R, P - 1, 10), np.int64)
+        opp_known[:, 0] = np.where(mine < 0, -mine, 0)
+        extra = {"opp_known": opp_known[rows], "in_discard": v["in_discard"][rep][rows], "seen": v["seen"][rep][rows]}
+        part = _place_loglik(core, H[rows], cards, np.full(R * T, PLACE_DRAWN), np.full(R * T, 10), temp, extra)
+        ll += np.where(ok[rep].reshape(-1), part, 0.0).reshape(R, T).sum(axis=1)
     return ll
 
 

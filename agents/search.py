@@ -7,7 +7,8 @@ For each decision (a batch of rows, all at once):
    its cost estimate; the move and the ``candidates - 1`` next best are searched (both
    piles in a choose phase). A move that goes out is played without search;
 2. :class:`agents.belief.RackoBelief` samples ``samples`` worlds per row consistent with the
-   row's information state (the ``belief`` model: ``prior`` or ``uniform``);
+   row's information state (the ``belief`` model: ``particles``, ``prior`` or ``uniform``;
+   ``oversample`` and ``order_weight`` tune the particles);
 3. in every world each candidate is played, then every seat plays the ``rollout`` policy
    (``sequence`` or ``lookahead``, deterministic) to the round's end, or ``horizon`` turns
    (then the planner's estimate decides). Common random numbers: a world's draw pile and
@@ -87,12 +88,15 @@ class RackoSearchAgent(Agent):
 
     spec = "racko:search"
     observation = "infostate"
-    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "prior", "rollout": "sequence",
-                              "margin": 0.0, "horizon": 40, "max_rows": 65536}
+    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "particles", "oversample": 4,
+                              "order_weight": 4.0, "rollout": "sequence", "margin": 0.15, "horizon": 40,
+                              "max_rows": 65536}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
         "belief": Choice(("prior", "particles", "uniform")),
+        "oversample": Range(1, 64, integer=True, why="particles: prior worlds drawn per world kept"),
+        "order_weight": Range(0, 100, why="particles: weight of a descent in an opponent's rack"),
         "rollout": Choice(tuple(_POLICIES)),
         "margin": Range(0, 1, why="win-share gain over the planner's move needed to deviate"),
         "horizon": Range(0, 300, integer=True, why="rollout turns, 0: to the round's end"),
@@ -107,10 +111,12 @@ class RackoSearchAgent(Agent):
         self._beliefs: dict[str, RackoBelief] = {}
 
     def _belief(self) -> RackoBelief:
-        model = self.params["belief"]
-        if model not in self._beliefs:
-            self._beliefs[model] = RackoBelief(self.icore, model)
-        return self._beliefs[model]
+        p = self.params
+        key = f"{p['belief']}/{p['oversample']}/{p['order_weight']}"
+        if key not in self._beliefs:
+            self._beliefs[key] = RackoBelief(self.icore, p["belief"], oversample=int(p["oversample"]),
+                                             order_weight=float(p["order_weight"]))
+        return self._beliefs[key]
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))

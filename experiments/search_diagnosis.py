@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--search", default="racko:search")
+    ap.add_argument("--save", default=None, help="write every valuation (npz) for further analysis")
     args = ap.parse_args(argv)
     core = RackoCore(RackoRules(), obs="infostate")
     search = make_agent(args.search, core, seed=args.seed, game="racko")
@@ -75,10 +76,12 @@ def main(argv: list[str] | None = None) -> None:
     values = {"true": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand),
               "true_again": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand)}
     beliefs = {m: RackoBelief(core, m) for m in BELIEF_MODELS}
-    beliefs["particles?oversample=16"] = RackoBelief(core, "particles", oversample=16)
+    beliefs["particles?order_weight=4"] = RackoBelief(core, "particles", order_weight=4.0)
+    beliefs["particles?oversample=16&order_weight=4"] = RackoBelief(core, "particles", oversample=16, order_weight=4.0)
     for name, b in beliefs.items():
         values[name] = search.candidate_values(strip_history(b.sample(obs, k, rng)), cand)
     ok = cand >= 0
+    phase = core.obs_view(obs)["phase"]
     truth = values["true"]
     t_best = np.argmax(truth, axis=1)
     t_gain = np.where(ok, truth - truth[:, :1], np.nan)
@@ -92,8 +95,18 @@ def main(argv: list[str] | None = None) -> None:
         out[name] = {"leaves_planner": float(dev.mean()), "agrees_with_true_best": float((best == t_best).mean()),
                      "claimed_gain": float(np.nanmax(gain, axis=1).mean()),
                      "true_gain_of_its_choice": float(np.take_along_axis(t_gain, best[:, None], axis=1).mean()),
-                     "corr_with_true": corr}
+                     "corr_with_true": corr, "mean_value_of_planner_move": float(v[:, 0].mean())}
+        for margin in (0.05, 0.1, 0.15, 0.25):
+            sure = np.nanmax(gain, axis=1) > margin
+            pick = np.where(sure, best, 0)
+            out[name][f"true_gain_margin_{margin}"] = float(np.take_along_axis(t_gain, pick[:, None], axis=1).mean())
+            out[name][f"leaves_planner_margin_{margin}"] = float(sure.mean())
+        for ph, rows in (("choose", phase == 0), ("place", phase != 0)):
+            out[name][f"true_gain_of_its_choice_{ph}"] = float(
+                np.take_along_axis(t_gain, best[:, None], axis=1)[rows].mean())
     print(json.dumps(out, indent=1))
+    if args.save:
+        np.savez_compressed(args.save, cand=cand, phase=phase, **{k.replace("?", "_"): v for k, v in values.items()})
 
 
 if __name__ == "__main__":

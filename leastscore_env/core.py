@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index, check_obs_option
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
 from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
@@ -57,7 +57,13 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
     phase_names = PHASE_NAMES
     obs_version = 1
 
-    def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win") -> None:
+    obs = "default"
+
+    def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win",
+                 obs: str = "default") -> None:
+        check_obs_option(obs)
+        if obs != "default":
+            raise ValueError(f"Least Score has only the default observation; obs={obs!r} is available for Rack-O")
         rules = LeastScoreRules() if rules is None else rules
         if not isinstance(rules, LeastScoreRules):
             raise TypeError(f"rules must be a LeastScoreRules, got {type(rules).__name__}")

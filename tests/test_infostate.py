@@ -184,3 +184,11 @@ def test_play_out_gives_each_agent_its_view() -> None:
     owner = np.tile([0, 1], (4, 1))
     turns = list(play_out(core, state, [info, plain], owner))
     assert turns and info.sizes == {432} and plain.sizes == {112}
+
+
+def test_leastscore_refuses_infostate_clearly() -> None:
+    from leastscore_env import LeastScoreCore, LeastScoreRules
+
+    assert LeastScoreCore(LeastScoreRules()).obs == "default"
+    with pytest.raises(ValueError, match="only the default observation"):
+        LeastScoreCore(LeastScoreRules(), obs="infostate")
