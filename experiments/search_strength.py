@@ -25,10 +25,7 @@ from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, RackoState
 
-try:
-    from evaluation.ratings import wilson_interval
-except ImportError:  # before the evaluation package
-    from training.arena import wilson_interval
+from evaluation.ratings import wilson_interval
 
 
 def true_worlds(core: RackoCore, st: RackoState, rows: np.ndarray, k: int, rng: np.random.Generator) -> RackoState:

@@ -18,6 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SMOKE = {
     "declare_ceiling": ["leastscore:counting", "--games", "24", "--players", "3", "--seed", "1"],
     "fit_dp_stats": ["--games", "100", "--players", "2", "--seed", "1", "--out", "{tmp}/dp_stats.npz"],
+    "fit_belief_prior": ["--games", "20", "--players", "2", "--out", "{tmp}/prior.npz"],
+    "belief_quality": ["--games", "8", "--samples", "2"],
+    "search_strength": ["--deals", "2", "--batch", "2", "--search", "racko:search?samples=2&candidates=2&horizon=8"],
+    "search_diagnosis": ["--positions", "12", "--samples", "2", "--search", "racko:search?candidates=2&horizon=8"],
 }
 
 
@@ -40,6 +44,11 @@ def test_experiment_runs_tiny(name, tmp_path):
         lines = proc.stdout.strip().splitlines()
         assert len(lines) == 2 and lines[1].startswith("leastscore:counting + oracle declare")
         assert all(" win 0." in line or " win 1." in line for line in lines)
+    if name == "fit_belief_prior":
+        with np.load(tmp_path / "prior.npz") as z:
+            assert z["p2"].shape == (2, 10, 7, 20) and z["p2"].sum() > 0
+    if name == "search_strength":
+        assert '"games": 4' in proc.stdout
     if name == "fit_dp_stats":
         with np.load(tmp_path / "dp_stats.npz") as z:
             assert int(z["games"]) == 100 and z["P2_passes"].sum() > 0
