@@ -25,7 +25,13 @@ Two models choose the unknown slots' cards:
   (take or draw, then the slot or the throw) under the planner's cost estimates of its rack
   before that turn (the rack of the world with the swapped-out card put back), a softmax
   at temperature ``action_temp`` turns; times ``exp(-order_weight · d)``, ``d`` the descents
-  between adjacent slots of the opponents' racks, growing over their first eight turns.
+  between adjacent slots of the opponents' racks, growing over their first eight turns;
+* ``"sorted"``: ``prior`` worlds whose hidden cards are then sorted, each kind of slot
+  (dealt, refilled) among itself, with probability ``sort_prob`` growing over the
+  opponent's first eight turns: racks as ordered as a planner keeps them;
+* ``"learned"`` (two players, 40 cards): each slot's card drawn with the weights a small
+  network predicts from the whole information state (``experiments/fit_belief_net.py``,
+  ``agents/data/racko_belief_net_p2.npz``, trained on ``racko:lookahead`` self-play).
 
 Rows must be the observer's own decisions or a choose phase (an opponent holding a card
 it took or drew is refused: a search never asks for those).
@@ -43,11 +49,12 @@ from racko_env.state import CHOOSE, RackoInfoState, RackoState
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
            "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik"]
 
-BELIEF_MODELS = ("uniform", "prior", "particles")
+BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
 TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
 VALUE_BINS = 20
 PRIOR_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_prior.npz")
+NET_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_net_p{players}.npz")
 
 
 def value_bins(cards: np.ndarray, n: int) -> np.ndarray:
@@ -84,7 +91,7 @@ class RackoBelief:
     """Sample worlds consistent with Rack-O information states (module docstring)."""
 
     def __init__(self, core: Any, model: str = "prior", oversample: int = 4, order_weight: float = 2.0,
-                 action_temp: float = 1.0) -> None:
+                 action_temp: float = 1.0, sort_prob: float = 1.0) -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":
@@ -93,7 +100,15 @@ class RackoBelief:
             raise ValueError(f"oversample must be an int >= 1, got {oversample!r}")
         self.core, self.model = core, model
         self.oversample, self.order_weight, self.action_temp = int(oversample), float(order_weight), float(action_temp)
-        self.prior = load_prior(core.num_players) if model != "uniform" else None
+        self.sort_prob = float(sort_prob)
+        self.prior = load_prior(core.num_players) if model not in ("uniform", "learned") else None
+        self.net = None
+        if model == "learned":
+            path = NET_FILE.format(players=core.num_players)
+            if not os.path.exists(path) or core.deck_size != 40:
+                raise ValueError(f"the learned belief exists for the default two-player game only (no {path})")
+            with np.load(path) as z:
+                self.net = {k: z[k].astype(np.float32) for k in ("w1", "b1", "w2", "b2")}
 
     def sample(self, obs: np.ndarray, k: int, rng: np.random.Generator) -> RackoInfoState:
         """``k`` worlds per row of ``obs`` (``(B, obs_size)`` information states), ``B·k`` rows."""
@@ -105,9 +120,9 @@ class RackoBelief:
             raise ValueError(f"observations must be information states of shape (B, {core.obs_size}), got {obs.shape}")
         v = core.obs_view(obs)
         if self.model != "particles" or self.oversample == 1:
-            return self._sample(v, k, rng)
+            return self._sample(v, k, rng, obs)
         M = self.oversample * k
-        worlds = self._sample(v, M, rng)
+        worlds = self._sample(v, M, rng, obs)
         P, B = core.num_players, obs.shape[0]
         opp = np.abs(worlds.racks[:, 1:].astype(np.int64))
         descents = (np.diff(opp, axis=2) < 0).sum(axis=2)  # (B·M, P-1)
@@ -120,7 +135,7 @@ class RackoBelief:
         keep = np.argsort(-keys, axis=1, kind="stable")[:, :k]
         return worlds.take((np.arange(B)[:, None] * M + np.sort(keep, axis=1)).reshape(-1))
 
-    def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator) -> RackoInfoState:
+    def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator, obs: np.ndarray) -> RackoInfoState:
         core = self.core
         P, N, K = core.num_players, core.deck_size, core.pile_size
         B = v["rack"].shape[0]
@@ -154,7 +169,7 @@ class RackoBelief:
         racks[:, 0] = v["rack"][rep]
         racks[:, 1:] = -opp[rep]
         own_turns = opponent_turns(v, P)
-        weights = self._slot_weights(v, own_turns)  # (B, P-1, 10, N+1) or None
+        weights = self._slot_weights(v, own_turns, obs)  # (B, P-1, 10, N+1) or None
         for kind_dealt in (True, False):
             kind = dealt if kind_dealt else free & ~dealt
             for q in range(P - 1):
@@ -169,6 +184,12 @@ class RackoBelief:
                     racks[r, q + 1, i] = c
                     avail[r, c] = False
                     unseen[r, c] = False
+        if self.model == "sorted":  # planners keep racks in order: sort each kind of hidden slot
+            ramp = np.minimum(opponent_turns(v, P) / 8.0, 1.0)[rep]  # (R, P-1)
+            for q in range(P - 1):
+                on = rng.random(R) < self.sort_prob * ramp[:, q]
+                for kind in (dealt, free & ~dealt):
+                    _sort_slots(racks[:, q + 1], kind[rep, q] & on[:, None])
         # -- the draw pile: the rest, shuffled
         keys = np.where(avail, rng.random((R, N + 1)), 2.0)
         order = np.argsort(keys, axis=1, kind="stable")  # available cards first, in random order
@@ -206,8 +227,15 @@ class RackoBelief:
         st.slot_turn[:] = np.where(age > 0, v["turn"][rep][:, None, None] - age, -1)
         return st
 
-    def _slot_weights(self, v: dict[str, np.ndarray], own_turns: np.ndarray) -> np.ndarray | None:
-        """``(B, P-1, 10, N+1)`` weights of each card in each opponent slot under the prior."""
+    def _slot_weights(self, v: dict[str, np.ndarray], own_turns: np.ndarray, obs: np.ndarray) -> np.ndarray | None:
+        """``(B, P-1, 10, N+1)`` weights of each card in each opponent slot under the prior
+        (or the learned network's distribution)."""
+        if self.net is not None:
+            n = self.net
+            logits = (np.maximum(obs @ n["w1"] + n["b1"], 0) @ n["w2"] + n["b2"]).reshape(len(obs), 1, 10, -1)
+            w = np.zeros(logits.shape[:3] + (logits.shape[3] + 1,))
+            w[..., 1:] = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            return w
         if self.prior is None:
             return None
         N = self.core.deck_size
@@ -330,6 +358,16 @@ def thrown_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: in
         part = _place_loglik(core, H[rows], cards, np.full(R * T, PLACE_DRAWN), np.full(R * T, 10), temp, extra)
         ll += np.where(ok[rep].reshape(-1), part, 0.0).reshape(R, T).sum(axis=1)
     return ll
+
+
+def _sort_slots(rack: np.ndarray, where: np.ndarray) -> None:
+    """Sort the cards of ``rack (R, 10)`` at the slots ``where (R, 10)`` ascending, in place."""
+    big = np.iinfo(np.int64).max
+    vals = np.sort(np.where(where, rack, big), axis=1)
+    pos = np.argsort(~where, axis=1, kind="stable")  # the chosen slots first, in slot order
+    ok = np.arange(rack.shape[1])[None, :] < where.sum(axis=1)[:, None]
+    cur = np.take_along_axis(rack, pos, axis=1)
+    np.put_along_axis(rack, pos, np.where(ok, vals, cur), axis=1)
 
 
 def _draw_weighted(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -94,7 +94,7 @@ class RackoSearchAgent(Agent):
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
-        "belief": Choice(("prior", "particles", "uniform")),
+        "belief": Choice(("prior", "particles", "sorted", "learned", "uniform")),
         "oversample": Range(1, 64, integer=True, why="particles: prior worlds drawn per world kept"),
         "order_weight": Range(0, 100, why="particles: weight of a descent in an opponent's rack"),
         "rollout": Choice(tuple(_POLICIES)),

@@ -23,10 +23,8 @@ def measure(players: int, games: int, samples: int, seed: int) -> dict[str, floa
     core = RackoCore(RackoRules(num_players=players), obs="infostate")
     agent = make_agent("racko:lookahead", core, seed=seed, game="racko")
     beliefs = {m: RackoBelief(core, m) for m in BELIEF_MODELS}
-    for temp in (2.0, 4.0):
-        beliefs[f"particles?action_temp={temp}"] = RackoBelief(core, "particles", action_temp=temp)
-    beliefs["particles?action_temp=0"] = RackoBelief(core, "particles", action_temp=0)
-    beliefs["particles?oversample=16"] = RackoBelief(core, "particles", oversample=16)
+    if players != 2:
+        beliefs.pop("learned")
     rng = np.random.default_rng(seed)
     err: dict[str, list] = {m: [] for m in beliefs}
     st = core.init(games, seed, game_ids=np.arange(10**6, 10**6 + games))

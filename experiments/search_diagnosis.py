@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--search", default="racko:search")
+    ap.add_argument("--beliefs", nargs="+", default=list(BELIEF_MODELS), choices=BELIEF_MODELS)
     ap.add_argument("--save", default=None, help="write every valuation (npz) for further analysis")
     args = ap.parse_args(argv)
     core = RackoCore(RackoRules(), obs="infostate")
@@ -75,9 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     plain = RackoCore(core.rules)
     values = {"true": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand),
               "true_again": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand)}
-    beliefs = {m: RackoBelief(core, m) for m in BELIEF_MODELS}
-    beliefs["particles?order_weight=4"] = RackoBelief(core, "particles", order_weight=4.0)
-    beliefs["particles?oversample=16&order_weight=4"] = RackoBelief(core, "particles", oversample=16, order_weight=4.0)
+    beliefs = {m: RackoBelief(core, m) for m in args.beliefs}
     for name, b in beliefs.items():
         values[name] = search.candidate_values(strip_history(b.sample(obs, k, rng)), cand)
     ok = cand >= 0

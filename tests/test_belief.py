@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.belief import RackoBelief, load_prior, opponent_turns, strip_history
+from agents.belief import BELIEF_MODELS, RackoBelief, load_prior, opponent_turns, strip_history
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, RackoState
@@ -24,11 +24,15 @@ def _midround(core: RackoCore, b: int, steps: int, seed: int):
     return st
 
 
-@pytest.mark.parametrize("model", ["uniform", "prior"])
+@pytest.mark.parametrize("model", BELIEF_MODELS)
 @pytest.mark.parametrize("kw", VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
 def test_worlds_reproduce_observation_and_conserve_cards(kw: dict, model: str) -> None:
     core = RackoCore(RackoRules(**kw), obs="infostate")
     N, K, P = core.deck_size, core.pile_size, core.num_players
+    if model == "learned" and (P != 2 or N != 40):
+        with pytest.raises(ValueError, match="two-player game only"):
+            RackoBelief(core, model)
+        return
     for steps in (0, 9, 44, 121):
         st = _midround(core, 6, steps, seed=steps + 1)
         obs = core.observe(st, core.current_player(st))

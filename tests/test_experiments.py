@@ -20,6 +20,7 @@ SMOKE = {
     "fit_dp_stats": ["--games", "100", "--players", "2", "--seed", "1", "--out", "{tmp}/dp_stats.npz"],
     "fit_belief_prior": ["--games", "20", "--players", "2", "--out", "{tmp}/prior.npz"],
     "belief_quality": ["--games", "8", "--samples", "2"],
+    "fit_belief_net": ["--games", "12", "--epochs", "1", "--hidden", "8", "--out", "{tmp}/net.npz"],
     "search_strength": ["--deals", "2", "--batch", "2", "--search", "racko:search?samples=2&candidates=2&horizon=8"],
     "search_diagnosis": ["--positions", "12", "--samples", "2", "--search", "racko:search?candidates=2&horizon=8"],
 }
