@@ -127,7 +127,7 @@ class RackoSearchAgent(Agent):
         base = lookahead_decide(view, masks, self.core.rules, None, None)
         if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
             return base
-        cand, search = self._candidates(view, masks, base)
+        cand, search = self.candidates(view, masks, base)
         out = base.copy()
         rows = np.flatnonzero(search)
         p = self.params
@@ -137,7 +137,7 @@ class RackoSearchAgent(Agent):
             out[r] = self._search(obs[r], cand[r])
         return out
 
-    def _candidates(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def candidates(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(B, m)`` moves to search, the planner's first (-1: none), and the rows to search."""
         m = int(self.params["candidates"])
         B = len(base)

@@ -77,7 +77,7 @@ def run(deals: int, players: int, search_spec: str, opponent: str, seed: int, tr
             if not len(mine):
                 return
             planner = turn.actions[mine]
-            cand, todo = search._candidates(search.icore.obs_view(turn.obs[mine]), turn.masks[mine], planner)
+            cand, todo = search.candidates(search.icore.obs_view(turn.obs[mine]), turn.masks[mine], planner)
             chosen = planner.copy()
             r = np.flatnonzero(todo)
             if len(r):

@@ -49,6 +49,8 @@ class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation, Rebuil
 
     def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> "RackoCore":
         # ``obs="infostate"`` builds the subclass that records the public history.
+        if len(args) > 3:  # obs given by position
+            obs = args[3]
         check_obs_option(obs)
         if cls is RackoCore and obs == "infostate":
             from racko_env.infostate import RackoInfoCore

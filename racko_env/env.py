@@ -85,7 +85,7 @@ pile by an opponent (even once put into its rack), never the order of the draw p
 
 The observation above (offsets unchanged), then the round's public history per seat in ego
 order (me first). With O = 12P + 2N + 8 the default size (obs_size = O + 20P + 3PN + N:
-432 for 2 players, 712 for 3, 1072 for 4):
+432 for 2 players, 704 for 3, 1036 for 4):
 
 | Offset         | Size  | Field (obs_view key) | Encoding                                                              |
 |----------------|-------|----------------------|-----------------------------------------------------------------------|

@@ -192,3 +192,22 @@ def test_leastscore_refuses_infostate_clearly() -> None:
     assert LeastScoreCore(LeastScoreRules()).obs == "default"
     with pytest.raises(ValueError, match="only the default observation"):
         LeastScoreCore(LeastScoreRules(), obs="infostate")
+
+
+def test_aec_env_and_positional_obs() -> None:
+    import racko_env
+
+    assert isinstance(RackoCore(RackoRules(), "round", "win", "infostate"), RackoInfoCore)
+    env = racko_env.env(obs="infostate", num_players=3)
+    env.reset(seed=4)
+    for _ in range(40):
+        agent = env.agent_selection
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        raw = env.unwrapped
+        seat = raw.agent_name_mapping[agent]
+        np.testing.assert_array_equal(obs["observation"], raw.core.observe(raw.game_state, seat)[0])
+        assert obs["observation"].shape == (raw.core.obs_size,) == (704,)
+        env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+    assert raw.game_state.left.any()
