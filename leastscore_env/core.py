@@ -25,6 +25,8 @@ the pieces, one module per concept:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index, check_obs_option
@@ -57,13 +59,25 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
     phase_names = PHASE_NAMES
     obs_version = 1
 
+    #: ``"default"`` or ``"infostate"`` (:mod:`leastscore_env.infostate`: a ``LeastScoreInfoCore``)
     obs = "default"
+    _constructor_args = ("rules", "episode", "reward", "obs")
+
+    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> "LeastScoreCore":
+        # ``obs="infostate"`` builds the subclass that records the public history.
+        if len(args) > 3:  # obs given by position
+            obs = args[3]
+        check_obs_option(obs)
+        if cls is LeastScoreCore and obs == "infostate":
+            from leastscore_env.infostate import LeastScoreInfoCore
+
+            cls = LeastScoreInfoCore
+        return super().__new__(cls)
 
     def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win",
                  obs: str = "default") -> None:
-        check_obs_option(obs)
-        if obs != "default":
-            raise ValueError(f"Least Score has only the default observation; obs={obs!r} is available for Rack-O")
+        if obs != self.obs:
+            raise ValueError(f"{type(self).__name__} gives obs={self.obs!r} observations, not {obs!r}")
         rules = LeastScoreRules() if rules is None else rules
         if not isinstance(rules, LeastScoreRules):
             raise TypeError(f"rules must be a LeastScoreRules, got {type(rules).__name__}")

@@ -32,7 +32,7 @@ one player is left.
 ### Arguments
 
 ```
-env(num_players=4, episode="round", reward="win", illegal_action="raise", render_mode=None, **rule_kwargs)
+env(num_players=4, episode="round", reward="win", obs="default", illegal_action="raise", render_mode=None, **rule_kwargs)
 ```
 
 `episode`: `"round"` (an episode is one round) or `"match"` (rounds until one player is
@@ -100,6 +100,21 @@ players. Use `env.unwrapped.core.obs_view(obs)` to decode a batch into named arr
 Nothing hidden is ever in an observation: not an opponent's card drawn from the deck, not
 the order of the deck. `env.state()` returns everything (for critics and debugging).
 
+### Information state (`obs="infostate"`, layout version 1)
+
+What a player with perfect recall knows: the observation above (offsets unchanged), then per
+seat in ego order the round's public history. With O the default size (obs_size = O + 105P:
+870 for 4 players):
+
+| Offset   | Size  | Field    | Meaning                                                    |
+|----------|-------|----------|------------------------------------------------------------|
+| O        | 52·P  | thrown   | per seat, one-hot of the cards it threw this round          |
+| O+52P    | 52·P  | picked   | per seat, one-hot of the cards it took from the floor       |
+| O+104P   | P     | draws    | per seat, cards it drew from the deck this round / 52       |
+
+`obs_view` decodes them as bool `(B, P, 52)` sets and int counts; every deal clears them.
+`leastscore_env.infostate` holds the code.
+
 ### Rewards
 
 `"win"`, `episode="round"`: at the end of the round, `+1` for each winner and `-k/(P-k)` for
@@ -157,12 +172,13 @@ class raw_env(CoreAECEnv):
         *,
         episode: str = "round",
         reward: str = "win",
+        obs: str = "default",
         illegal_action: str = "raise",
         render_mode: str | None = None,
         **rule_kwargs,
     ) -> None:
         rules = LeastScoreRules(num_players=num_players, **rule_kwargs)
-        core = LeastScoreCore(rules, episode=episode, reward=reward)
+        core = LeastScoreCore(rules, episode=episode, reward=reward, obs=obs)
         super().__init__(
             core,
             illegal_action=illegal_action,
@@ -171,6 +187,7 @@ class raw_env(CoreAECEnv):
                 num_players=num_players,
                 episode=episode,
                 reward=reward,
+                obs=obs,
                 illegal_action=illegal_action,
                 render_mode=render_mode,
                 **rule_kwargs,

@@ -94,7 +94,7 @@ class LeastScoreObservation:
         ]:
             self.obs_layout[name] = (off, off + n)
             off += n
-        self.obs_size = off
+        self.obs_size = self.base_obs_size = off  # (an information-state core appends to obs_size)
         # B = 1 path: ego orders as lists, the per-entry scale of the non-card observation
         # part (float32, so raw * scale is bit-identical to the batched float32 products),
         # and a read-only result for the steps that report nothing.
@@ -155,9 +155,9 @@ class LeastScoreObservation:
             return self._observe_one(s, seat if type(seat) is int else int(np.asarray(seat).reshape(-1)[0]))
         seat = check_seat(seat, B, P)
         if out is None:
-            obs = np.empty((B, self.obs_size), dtype=np.float32)
+            obs = np.empty((B, self.base_obs_size), dtype=np.float32)
         else:
-            check_out(out, B, self.obs_size)
+            check_out(out, B, self.base_obs_size)
             obs = out
         X, D, tmp, tailQ = self._obs_scratch(B)
         # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
@@ -228,7 +228,7 @@ class LeastScoreObservation:
         t += 1
         np.multiply(s.turn, np.float32(1.0 / self.rules.max_turns), out=tailQ[t >> 2, :, t & 3])
         n = 52 * K
-        ng = (self.obs_size - n) >> 2  # whole groups; T % 4 == 2: a last pair of floats
+        ng = (self.base_obs_size - n) >> 2  # whole groups; T % 4 == 2: a last pair of floats
         Xb = X.view(np.uint8)
         for i in range(0, B, _OBS_CHUNK):  # L2-sized chunks of games: cards, then the rest
             j = min(i + _OBS_CHUNK, B)
@@ -256,7 +256,7 @@ class LeastScoreObservation:
             words.append(kn[q])
             raw.append(f_cnt[hb[q].bit_count()])
         X = np.array(words, dtype=_I64)
-        obs = np.empty((1, self.obs_size), dtype=np.float32)
+        obs = np.empty((1, self.base_obs_size), dtype=np.float32)
         obs[0, : 52 * K].reshape(K, NUM_CARDS)[...] = BYTE_BITS_F32.take(X.view(np.uint8), axis=0).reshape(K, 64)[:, :NUM_CARDS]
         if 0 <= min(sc) and max(sc) < len(f_score):
             raw += [f_score[sc[q]] for q in ego]
@@ -279,7 +279,7 @@ class LeastScoreObservation:
                 np.empty((B, self._obs_nw), dtype=_I64),  # the card blocks packed end to end
                 np.empty((self._obs_nw, B), dtype=_I64),  # the same, transposed
                 np.empty(B, dtype=_I64),
-                np.empty(((self.obs_size - 52 * K + 3) // 4, B, 4), dtype=np.float32),  # the rest of a row, by groups of 4
+                np.empty(((self.base_obs_size - 52 * K + 3) // 4, B, 4), dtype=np.float32),  # the rest of a row, by groups of 4
             )
         return c
 
@@ -289,8 +289,8 @@ class LeastScoreObservation:
         obs = np.asarray(obs, dtype=np.float32)
         if obs.ndim == 1:
             obs = obs[None]
-        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
-            raise ValueError(f"observations must have shape (B, {self.obs_size}), got {obs.shape}")
+        if obs.ndim != 2 or obs.shape[1] != self.base_obs_size:
+            raise ValueError(f"observations must have shape (B, {self.base_obs_size}), got {obs.shape}")
         B, P, L = obs.shape[0], self.num_players, self.obs_layout
 
         def f(name):

@@ -29,7 +29,7 @@ import numpy as np
 from deckgym.core import BatchState
 from leastscore_env.cards import NUM_CARDS, PAD
 
-__all__ = ["LeastScoreState", "empty_state", "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "HAND_MAX",
+__all__ = ["LeastScoreState", "LeastScoreInfoState", "with_history", "empty_state", "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "HAND_MAX",
            "PAD_WORD", "SUBSET_SLOTS", "ACTION_NAMES", "PHASE_NAMES"]
 
 NUM_ACTIONS = 38
@@ -151,3 +151,27 @@ def empty_state(B: int, P: int) -> LeastScoreState:
         rng_key=np.zeros(B, dtype=np.uint64),
         rng_counter=np.zeros(B, dtype=np.uint64),
     )
+
+
+@dataclass
+class LeastScoreInfoState(LeastScoreState):
+    """A :class:`LeastScoreState` plus the public history of the round (cores built with
+    ``obs="infostate"``, :mod:`leastscore_env.infostate`). Absolute seats; cleared at every deal.
+
+    ``thrown[b, p]``: 52-bit set of the cards seat p threw this round; ``picked[b, p]``: the
+    cards it took from the floor; ``draws[b, p]``: how many cards it drew from the deck.
+    """
+
+    thrown: np.ndarray  # (B, P) int64
+    picked: np.ndarray  # (B, P) int64
+    draws: np.ndarray  # (B, P) int16
+
+
+def with_history(st: LeastScoreState) -> LeastScoreInfoState:
+    """``st``'s games (the same arrays) with an empty history."""
+    from dataclasses import fields
+
+    B, P = st.hands.shape
+    return LeastScoreInfoState(**{f.name: getattr(st, f.name) for f in fields(LeastScoreState)},
+                               thrown=np.zeros((B, P), np.int64), picked=np.zeros((B, P), np.int64),
+                               draws=np.zeros((B, P), np.int16))

@@ -186,12 +186,81 @@ def test_play_out_gives_each_agent_its_view() -> None:
     assert turns and info.sizes == {432} and plain.sizes == {112}
 
 
-def test_leastscore_refuses_infostate_clearly() -> None:
+LS_VARIANTS = [dict(), dict(num_players=2), dict(num_players=6), dict(sequence_lengths=(3,), sequence_same_suit=True)]
+
+
+def _ls_played(core, b: int, steps: int, seed: int):
+    st = core.init(b, seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        m = core.legal_action_mask(st)
+        over = ~m.any(axis=1)
+        if over.any():
+            core.reset_where(st, over)
+            m = core.legal_action_mask(st)
+        core.step(st, core.sample_legal(m, rng))
+    return st
+
+
+@pytest.mark.parametrize("kw", LS_VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_leastscore_no_leak_and_default_prefix(kw: dict) -> None:
+    from benchmarks.soak import leastscore_hidden_shuffle
+    from leastscore_env import LeastScoreCore, LeastScoreRules
+    from leastscore_env.infostate import LeastScoreInfoCore
+
+    rules = LeastScoreRules(**kw)
+    core, plain = LeastScoreCore(rules, obs="infostate"), LeastScoreCore(rules)
+    assert isinstance(core, LeastScoreInfoCore) and core.base_obs_size == plain.obs_size
+    rng = np.random.default_rng(3)
+    moved = 0
+    for steps in (0, 5, 17, 40):
+        st = _ls_played(core, 6, steps, seed=steps + 2)
+        P = core.num_players
+        for seat in range(P):
+            seats = np.full(6, seat)
+            ref = core.observe(st, seats)
+            np.testing.assert_array_equal(ref[:, : plain.obs_size], plain.observe(st, seats))
+            other = leastscore_hidden_shuffle(core, st, seats, rng)
+            moved += int((other.hands != st.hands).any() or (other.deck != st.deck).any())
+            np.testing.assert_array_equal(core.observe(other, seats), ref)
+            for b in range(6):
+                np.testing.assert_array_equal(core.observe(st.take(np.array([b])), seat)[0], ref[b])
+    assert moved > 0
+
+
+def test_leastscore_hand_built_history() -> None:
+    from leastscore_env import LeastScoreCore, LeastScoreRules
+    from leastscore_env.state import DRAW_DECK, TAKE_FLOOR, LeastScoreInfoState
+
+    from leastscore_env.cards import card_str
+
+    core = LeastScoreCore(LeastScoreRules(num_players=2), obs="infostate")
+
+    def cards(ids: list[int]) -> list[str]:
+        return [card_str(c) for c in ids]
+
+    st = core.deal(0, {"hands": [cards([0, 5, 10, 15, 20]), cards([25, 30, 35, 40, 45])], "floor": cards([50]),
+                       "first_player": 0})
+    assert isinstance(st, LeastScoreInfoState)
+    for a in (0, TAKE_FLOOR, 0, DRAW_DECK):  # seat 0 throws card 0, takes the floor's 50; seat 1 throws 25, draws
+        core.step(st, np.array([a]))
+    v = core.obs_view(core.observe(st, 1))  # seat 1's view: seat 0 is ego index 1
+    assert np.flatnonzero(v["thrown"][0, 1]).tolist() == [0] and np.flatnonzero(v["picked"][0, 1]).tolist() == [50]
+    assert np.flatnonzero(v["thrown"][0, 0]).tolist() == [25] and not v["picked"][0, 0].any()
+    assert v["draws"][0].tolist() == [1, 0]
+    assert v["opp_known"][0, 0, 50]  # the default part knows the picked card too
+    with pytest.raises(ValueError, match="obs must be one of"):
+        LeastScoreCore(LeastScoreRules(), obs="full")
+
+
+def test_leastscore_history_cleared_by_a_new_deal() -> None:
     from leastscore_env import LeastScoreCore, LeastScoreRules
 
-    assert LeastScoreCore(LeastScoreRules()).obs == "default"
-    with pytest.raises(ValueError, match="only the default observation"):
-        LeastScoreCore(LeastScoreRules(), obs="infostate")
+    core = LeastScoreCore(LeastScoreRules(), obs="infostate")
+    st = _ls_played(core, 4, 30, seed=5)
+    assert st.thrown.any()
+    core.reset_where(st, np.ones(4, bool))
+    assert not st.thrown.any() and not st.picked.any() and not st.draws.any()
 
 
 def test_aec_env_and_positional_obs() -> None:
