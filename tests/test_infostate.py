@@ -280,3 +280,20 @@ def test_aec_env_and_positional_obs() -> None:
         assert obs["observation"].shape == (raw.core.obs_size,) == (704,)
         env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
     assert raw.game_state.left.any()
+
+
+def test_observe_for_and_vector_env_refusal() -> None:
+    from deckgym.playout import infostate_core, observe_for
+
+    plain = RackoCore(RackoRules())
+    core = infostate_core(plain)
+    assert infostate_core(plain) is core and infostate_core(core) is core
+    st = core.init(3, 1)
+    info, dflt = _Recorder(core), _Plain(core)
+    assert observe_for(info, core, st, 0).shape == (3, 432)
+    assert observe_for(dflt, core, st, 0).shape == (3, 112)
+    assert observe_for(info, plain, plain.init(3, 1), 0).shape == (3, 112)  # no history to give
+    state = plain.init(2, 0)
+    loop = play_out(plain, state, [info, dflt], np.tile([0, 1], (2, 1)), drop_finished=False)
+    with pytest.raises(ValueError, match="obs='infostate'"):
+        next(loop)
