@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from agents.registry import make_agent
+from deckgym.playout import infostate_core, observe_for, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
 from deckgym.terminal import Move, can_encode, normalize
@@ -92,6 +93,10 @@ class PlaySession:
             spec = vs[min(i, len(vs) - 1)]
             self.specs[s] = spec
             self.agents[s] = make_agent(spec, self.core, seed=seed_of(self.seed, 101, s), game=self.game)
+        if any(wants_infostate(a) for a in self.agents.values()):
+            # agents that act on information states (racko:search) need the core that records the
+            # public history; everyone else, the person included, still sees the default view
+            self.core, self.round_core = infostate_core(self.core), infostate_core(self.round_core)
         self.names = [f"player_{s}" for s in range(P)]
         self.labels = [f"you (player_{s})" if s == self.seat else f"player_{s} ({self.specs[s]})" for s in range(P)]
         self.text = _TEXTS[self.game](self.core)
@@ -127,8 +132,23 @@ class PlaySession:
 
     # -- observation -----------------------------------------------------------------------------
     def my_view(self) -> dict:
-        obs = self.core.observe(self.state, self.seat)
+        return self.my_view_of(self.state)
+
+    def my_view_of(self, state: Any) -> dict:
+        """The person's decoded observation of ``state`` (the default view, whatever the core)."""
+        obs = observe_for(None, self.core, state, self.seat)
         return {k: v[0] for k, v in self.core.obs_view(obs).items()}
+
+    def agent_action(self, seat: int, state: Any = None) -> int:
+        """The agent of ``seat`` decides on ``state`` (default: this session's), on the view it asks
+        for; refused if illegal."""
+        state = self.state if state is None else state
+        obs = observe_for(self.agents[seat], self.core, state, seat)
+        mask = self.core.legal_action_mask(state)
+        a = int(self.agents[seat].act(obs, mask)[0])
+        if not mask[0, a]:
+            raise RuntimeError(f"agent {self.specs[seat]!r} chose the illegal action {a}")
+        return a
 
     # -- the game --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -174,11 +194,7 @@ class PlaySession:
                 if cur == self.seat:
                     a = self.human_decision()
                 else:
-                    obs = self.core.observe(self.state, cur)
-                    mask = self.core.legal_action_mask(self.state)
-                    a = int(self.agents[cur].act(obs, mask)[0])
-                    if not mask[0, a]:
-                        raise RuntimeError(f"agent {self.specs[cur]!r} chose the illegal action {a}")
+                    a = self.agent_action(cur)
                 if self.game == "leastscore" and a == DECLARE:
                     declarer = cur
                 before_step = self.state.take(np.array([0]))

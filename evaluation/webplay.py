@@ -63,7 +63,7 @@ class WebGame:
 
     # -- what the person sees ----------------------------------------------------------------------
     def my_view(self) -> dict[str, Any]:
-        return {k: v[0] for k, v in self.core.obs_view(self.core.observe(self.state, self.seat)).items()}
+        return self.session.my_view_of(self.state)
 
     def moves(self) -> list[Any]:
         """The person's legal moves (terminal names), empty when it is not their turn."""
@@ -144,10 +144,7 @@ class WebGame:
             cur = int(self.core.current_player(self.state)[0])
             if cur == self.seat:
                 return
-            obs, mask = self.core.observe(self.state, cur), self.core.legal_action_mask(self.state)
-            a = int(s.agents[cur].act(obs, mask)[0])
-            if not mask[0, a]:
-                raise RuntimeError(f"agent {s.specs[cur]!r} chose the illegal action {a}")
+            a = s.agent_action(cur, self.state)
             self._play(cur, a)
 
 

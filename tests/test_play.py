@@ -402,3 +402,22 @@ def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
     save_model(model, path, model_metadata(env.core, "racko", features=True, train_config={"test": True}))
     s, out, script, result = run_scripted("racko", [f"ppo:{path}"], seed=1, rules_kwargs={"max_turns": 30})
     assert not result["quit"] and f"player_1 (ppo:{path})" in out.getvalue()
+
+
+def test_an_information_state_agent_plays_on_its_own_view(marked_racko_cards):
+    """racko:search asks for information states: the session plays on the core that records the
+    public history, hands the agent that view every turn, and still shows the person the default
+    view (so the leak checks above hold)."""
+    seen = []
+    out = CheckedOutput()
+    s = PlaySession("racko", ["racko:search?samples=2&candidates=2"], seed=5, output=out, input_fn=None,
+                    rules_kwargs={"max_turns": 30})
+    agent = s.agents[1]
+    act = agent.act
+    agent.act = lambda obs, masks: (seen.append(obs.shape[1]), act(obs, masks))[1]
+    s.input_fn = Scripted(out, 5)
+    out.watch(s)
+    result = s.run()
+    assert not result["quit"] and seen
+    assert set(seen) == {s.core.obs_size} and s.core.obs_size > s.core.base_obs_size
+    assert len(s.my_view()["rack"]) == 10 and "slot_out" not in s.my_view()
