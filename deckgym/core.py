@@ -12,7 +12,8 @@ naive vectorised envs slow); use ``state.copy()`` to branch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, Sequence, TypeVar
+from collections import OrderedDict
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -153,6 +154,33 @@ EPISODES = ("round", "match")
 #: the observations a core can give: today's, or the information state (perfect recall)
 OBS_KINDS = ("default", "infostate")
 REWARDS = ("win", "points")
+
+
+class SizeCache:
+    """Work buffers by batch size, for the ``keep`` sizes used last.
+
+    A core's ``step`` and ``observe`` reuse buffers made for a batch size; callers whose batches
+    shrink as games end (the arena, search rollouts) meet a new size at almost every step, so an
+    unbounded table would keep a set of buffers for every size ever seen.
+    """
+
+    def __init__(self, make: Callable[[int], Any], keep: int = 16) -> None:
+        self.make, self.keep = make, keep
+        self._by_size: OrderedDict[int, Any] = OrderedDict()
+
+    def get(self, b: int) -> Any:
+        """The buffers for batch size ``b``, made on first use."""
+        c = self._by_size.get(b)
+        if c is None:
+            c = self._by_size[b] = self.make(b)
+            if len(self._by_size) > self.keep:
+                self._by_size.popitem(last=False)
+        else:
+            self._by_size.move_to_end(b)
+        return c
+
+    def __len__(self) -> int:
+        return len(self._by_size)
 
 
 def check_core_options(episode: str, reward: str) -> None:

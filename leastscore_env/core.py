@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index, check_obs_option
+from deckgym.core import RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index, check_obs_option
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
 from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
@@ -96,7 +96,7 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
         self._arangeP = np.arange(P, dtype=_I64)
         self._arangeP_col = self._arangeP[:, None].copy()
         self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._cache = SizeCache(self._make_bases)
         self._mask_rows: dict[int, np.ndarray] = {}
         self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
         self._nothing = self._new_result(1)
@@ -111,11 +111,11 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
     # ------------------------------------------------------------------ helpers
     def _bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(arange(n), arange(n) * P, arange(n) * 53), cached per batch size."""
-        c = self._cache.get(n)
-        if c is None:
-            ar = np.arange(n, dtype=_I64)
-            c = self._cache[n] = (ar, ar * self.num_players, ar * (NUM_CARDS + 1))
-        return c
+        return self._cache.get(n)
+
+    def _make_bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ar = np.arange(n, dtype=_I64)
+        return ar, ar * self.num_players, ar * (NUM_CARDS + 1)
 
     def _flat_rows(self, g: np.ndarray) -> np.ndarray:
         """The rows of games ``g`` in a flattened (B, P) array: ``(len(g) * P,)`` intp."""

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deckgym.core import check_out, check_seat
+from deckgym.core import SizeCache, check_out, check_seat
 from leastscore_env.cards import NUM_CARDS, PAD, VALUE
 from leastscore_env.state import HAND_MAX, LeastScoreState
 from leastscore_env.tables import BYTE_BITS_F32, N_ALIVE, N_ALIVE_PY
@@ -71,7 +71,7 @@ class LeastScoreObservation:
 
     def _init_observation(self) -> None:
         rules, P = self.rules, self.num_players
-        self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._obs_cache = SizeCache(self._make_obs_scratch)
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
         self.obs_layout: dict[str, tuple[int, int]] = {}
@@ -272,16 +272,16 @@ class LeastScoreObservation:
 
     def _obs_scratch(self, B: int):
         """observe's per-batch-size buffers (internal: never returned)."""
-        c = self._obs_cache.get(B)
-        if c is None:
-            P, K = self.num_players, self._nblocks
-            c = self._obs_cache[B] = (
-                np.empty((B, self._obs_nw), dtype=_I64),  # the card blocks packed end to end
-                np.empty((self._obs_nw, B), dtype=_I64),  # the same, transposed
-                np.empty(B, dtype=_I64),
-                np.empty(((self.base_obs_size - 52 * K + 3) // 4, B, 4), dtype=np.float32),  # the rest of a row, by groups of 4
-            )
-        return c
+        return self._obs_cache.get(B)
+
+    def _make_obs_scratch(self, B: int) -> tuple[np.ndarray, ...]:
+        K = self._nblocks
+        return (
+            np.empty((B, self._obs_nw), dtype=_I64),  # the card blocks packed end to end
+            np.empty((self._obs_nw, B), dtype=_I64),  # the same, transposed
+            np.empty(B, dtype=_I64),
+            np.empty(((self.base_obs_size - 52 * K + 3) // 4, B, 4), dtype=np.float32),  # the rest of a row, by groups of 4
+        )
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, decoded fields of a batch of observations ``(B, obs_size)`` or of one

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import check_out, check_seat
+from deckgym.core import SizeCache, check_out, check_seat
 from racko_env.state import CHOOSE, RackoState
 
 _VOID10 = np.dtype((np.void, 10))  # one rack (10 int8 cards) as one item
@@ -64,7 +64,7 @@ class RackoObservation:
 
     def _init_observation(self) -> None:
         rules, P, N, K = self.rules, self.num_players, self.deck_size, self.pile_size
-        self._obs_buffers: dict[int, ObsBuffers] = {}
+        self._obs_buffers = SizeCache(lambda b: ObsBuffers(self, b))
         self._rot = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego order of seats
         sizes = [("rack", 10), ("opp_known", 10 * (P - 1)), ("phase", 3), ("to_move", P), ("hand", 1),
                  ("discard_top", 1), ("draw_size", 1), ("discard_size", 1), ("turn", 1), ("scores", P),
@@ -108,10 +108,7 @@ class RackoObservation:
         self.obs_high = high
 
     def _obs_cache(self, b: int) -> ObsBuffers:
-        c = self._obs_buffers.get(b)
-        if c is None:
-            c = self._obs_buffers[b] = ObsBuffers(self, b)
-        return c
+        return self._obs_buffers.get(b)
 
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 observations (layout in ``racko_env.env``), ego-centric

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import StepResult, check_actions, illegal_actions_error
+from deckgym.core import SizeCache, StepResult, check_actions, illegal_actions_error
 from deckgym.rng import permutation_keys
 from racko_env.tables import INCREASING, LONGEST_RUN, rack_codes
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoState
@@ -72,7 +72,7 @@ class RackoTurns:
 
     def _init_turn_tables(self) -> None:
         P = self.num_players
-        self._step_buffers: dict[int, StepBuffers] = {}
+        self._step_buffers = SizeCache(lambda b: StepBuffers(self.num_players, self.deck_size, self.pile_size, b))
         # -- action tables, indexed by phase * 13 + action --------------------------------
         codes = np.arange(3 * NUM_ACTIONS)
         ph, a = codes // NUM_ACTIONS, codes % NUM_ACTIONS
@@ -116,10 +116,7 @@ class RackoTurns:
         self._need_run = self.rules.min_run_to_win > 1
 
     def _cache(self, b: int) -> StepBuffers:
-        c = self._step_buffers.get(b)
-        if c is None:
-            c = self._step_buffers[b] = StepBuffers(self.num_players, self.deck_size, self.pile_size, b)
-        return c
+        return self._step_buffers.get(b)
 
     def _reshuffle(self, st: RackoState, rows: np.ndarray) -> None:
         """R6: the draw pile is empty (``s = K``): all discards but the top form the draw pile."""

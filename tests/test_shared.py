@@ -119,3 +119,29 @@ def test_a_core_with_the_other_games_rules_is_a_type_error(game):
                          else (LeastScoreCore, RackoRules(), "LeastScoreRules"))
     with pytest.raises(TypeError, match=f"rules must be a {name}, got"):
         core(wrong)
+
+
+def test_size_cache_keeps_the_sizes_used_last():
+    from deckgym.core import SizeCache
+
+    made = []
+    c = SizeCache(lambda b: made.append(b) or [b], keep=3)
+    assert c.get(1) == [1] and c.get(2) == [2] and c.get(1) == [1] and made == [1, 2]
+    c.get(3), c.get(4)  # 2 is the oldest now and leaves
+    assert len(c) == 3 and c.get(2) == [2] and made == [1, 2, 3, 4, 2]
+
+
+@pytest.mark.parametrize("game", ["racko", "leastscore"])
+def test_cores_keep_buffers_for_few_batch_sizes(game):
+    """Batches that shrink as games end meet a new size at each step; the cores' per-size
+    buffers stay bounded instead of one set for every size ever seen."""
+    from deckgym.core import SizeCache
+    from deckgym.registration import game as game_entry
+
+    core = game_entry(game).make_core()
+    for b in range(1, 60):
+        st = core.init(b, b)
+        core.observe(st, core.current_player(st))
+        core.step(st, core.sample_legal(core.legal_action_mask(st), np.random.default_rng(b)))
+    caches = [v for v in vars(core).values() if isinstance(v, SizeCache)]
+    assert caches and all(0 < len(c) <= c.keep for c in caches)
