@@ -150,13 +150,17 @@ def is_loopback(host: str) -> bool:
 # Run in a child process: Ray's GCS client blocks for minutes on a wrong port, and its
 # auth mode is read once per process.
 _HANDSHAKE = r"""
-import json, sys
+import json, sys, time
 try:
     from ray._raylet import GcsClient
     client = GcsClient(address=sys.argv[1])
-    nodes = client.get_all_node_info(timeout=5)
-    alive = [n.node_manager_address for n in nodes.values() if n.state == 0]
-    head = [n.node_manager_address for n in nodes.values() if n.state == 0 and n.is_head_node]
+    for _ in range(10):  # a head just started registers its raylet a few seconds after the GCS opens
+        nodes = client.get_all_node_info(timeout=5)
+        alive = [n.node_manager_address for n in nodes.values() if n.state == 0]
+        head = [n.node_manager_address for n in nodes.values() if n.state == 0 and n.is_head_node]
+        if alive:
+            break
+        time.sleep(1)
     print(json.dumps({"ok": True, "nodes": alive, "head": head}))
 except Exception as exc:
     auth = type(exc).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(exc)

@@ -164,15 +164,12 @@ def head(tmp_path_factory):
     proc = subprocess.Popen(cmd, env=env, stdout=open(tmp / "head.log", "w"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
-        for _ in range(120):  # the GCS port opens when the head is up
+        for _ in range(180):  # `ray start` says so once the GCS and the raylet are up
             if proc.poll() is not None:
                 pytest.fail(f"ray start --head exited: {(tmp / 'head.log').read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            if "Ray runtime started" in (tmp / "head.log").read_text(errors="replace"):
                 break
-            except OSError:
-                time.sleep(1)
-        time.sleep(3)  # the raylet registers after the GCS opens
+            time.sleep(1)
         yield {"address": f"127.0.0.1:{port}", "home": home, "pid": proc.pid, "tmp": tmp}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the head's own process group, never `ray stop`
