@@ -17,7 +17,6 @@ float mask; the module masks the logits itself. It plays the most probable legal
 from __future__ import annotations
 
 import json
-import logging
 import os
 from typing import Any
 
@@ -69,21 +68,14 @@ def read_metadata(path: str) -> dict[str, Any]:
 
 def load_module(path: str) -> Any:
     """The RLModule stored in the model directory ``path`` (CPU, eval mode)."""
-    import agents.rllib_module  # noqa: F401  (the class the checkpoint names)
+    import agents.rllib_module  # noqa: F401  (the class the checkpoint names; silences RLlib's own deprecation)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    # RLModule.__init__ builds RLlib's own deprecated RLModuleConfig on every module (ray 2.60) and
-    # logs a deprecation warning about RLlib's code, not ours; keep it out of eval/play/demo output.
-    deprecation_log = logging.getLogger("ray._common.deprecation")
-    level = deprecation_log.level
-    deprecation_log.setLevel(logging.ERROR)
     try:
         module = RLModule.from_checkpoint(os.path.abspath(model_dir(path)))
     except Exception as exc:  # pickle, pyarrow or torch errors of a damaged checkpoint
         raise ValueError(f"{path}: corrupt RLlib checkpoint, cannot load the module ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    finally:
-        deprecation_log.setLevel(level)
     module.eval()
     return module
 

@@ -24,8 +24,15 @@ import torch  # noqa: E402
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.utils.torch_utils import FLOAT_MIN  # noqa: E402
+from ray.util import log_once  # noqa: E402
 
 OBS_KEY, MASK_KEY = "observations", "action_mask"
+
+# RLModule.__init__ (ray 2.60) builds RLlib's own deprecated RLModuleConfig for every module and
+# logs, once per process, a deprecation warning that reads as if it were about this module. The
+# warning's once-key is used up here, in every process that builds this class (the driver, the
+# learner, each env runner), so a normal run is silent; a real deprecation of ours would not be.
+log_once("RLModule(config=[RLModuleConfig object])")
 
 
 def split_obs(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:

@@ -1,6 +1,6 @@
 """Training throughput of ``--engine rllib`` with 1 and 2 env runners next to the SB3 path, in one run.
 
-    python -m benchmarks.rllib_bench racko --seconds 60 [--runners 1,2] [--envs-per-runner 8] [--json PATH]
+    python -m benchmarks.rllib_bench racko --seconds 60 [--runners 1,2] [--envs-per-runner 256] [--json PATH]
 
 Every side trains the same PPO (MLP 256-256, a rollout of 4,096 learner decisions, minibatch
 1,024, 4 epochs), on the same game and rules, with the same derived features, against the
@@ -9,12 +9,13 @@ same opponent played inside the env:
 - ``sb3``: MaskablePPO on :class:`training.vec_env.CoreVecEnv` (64 games in one batched core
   state), what ``deckgym train`` runs;
 - ``rllib K``: ``deckgym train --engine rllib`` with ``K`` env runners of
-  ``--envs-per-runner`` games each (the game's own AEC env per game, through RLlib's
-  ``PettingZooEnv``) and one local CPU learner, on a local Ray.
+  ``--envs-per-runner`` games each (one batched core state per runner,
+  ``training.rllib_env``, sampled with ``gym_env_vectorize_mode="vector_entry_point"``) and
+  one local CPU learner, on a local Ray.
 
 The sides are measured alternately, one rollout and its update at a time, so they see the
 same machine load; the figure is learner decisions per second end to end (sampling and
-updates), after one warm-up rollout each.
+updates), after one warm-up rollout each, with the ratios ``rllib 1 / sb3`` and ``rllib 2 / rllib 1``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="training time per side")
     ap.add_argument("--opponent", default="random")
     ap.add_argument("--runners", default="1,2", help="env runner counts to measure, comma-separated")
-    ap.add_argument("--envs-per-runner", type=int, default=8)
+    ap.add_argument("--envs-per-runner", type=int, default=256)
     ap.add_argument("--json", default=None)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -85,14 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     for algo in algos.values():
         algo.stop()
     rates = {side: steps[side] / spent[side] for side in sides}
+    ratios = {f"{side} / sb3": rates[side] / rates["sb3"] for side in algos}
+    ratios.update({f"rllib {k} / rllib {runners[0]}": rates[f"rllib {k}"] / rates[f"rllib {runners[0]}"]
+                   for k in runners[1:]})
     out = {"game": args.game, "rules": repr(env.core.rules), "settings": vars(args), "rollout": rollout,
            "minibatch": minibatch, "epochs": epochs, "net": net, "features_version": env.features_version,
            "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-           "train_steps_per_s": rates}
+           "train_steps_per_s": rates, "ratios": ratios}
     print(f"{args.game} ({env.core.rules!r}), opponent {args.opponent}, rollout {rollout}, minibatch {minibatch}, "
           f"epochs {epochs}, net {net}, features v{env.features_version}; rllib: {args.envs_per_runner} envs per runner")
     for side in sides:
         print(f"{side:<10}{rates[side]:>12,.0f} learner steps/s")
+    for name, r in ratios.items():
+        print(f"{name:<20}{r:>6.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

@@ -62,7 +62,7 @@ from deckgym.playout import play_out
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
 
-__all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights"]
+__all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights", "league_weights"]
 
 DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
 
@@ -82,6 +82,15 @@ def check_opponent_weights(weights: Iterable[float], n: int) -> np.ndarray:
     if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
         raise ValueError(f"opponent weights must be finite and non-negative with a positive sum, got {w.tolist()}")
     return w
+
+
+def league_weights(base: Sequence[float], n_snapshots: int, snapshot_weight: float) -> np.ndarray:
+    """A league's draw weights: the base pool's, scaled to ``1 - snapshot_weight``, then
+    ``snapshot_weight`` shared by ``n_snapshots`` snapshots (none: the base pool as it is)."""
+    b = np.asarray(base, dtype=float)
+    if n_snapshots == 0:
+        return b
+    return np.concatenate([b * (1 - snapshot_weight), np.full(n_snapshots, snapshot_weight / n_snapshots)])
 
 
 @dataclass

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 from agents.rllib_support import loopback_only
 
@@ -29,11 +30,12 @@ from deckgym.registration import game as game_entry  # noqa: E402
 from training import rllib_train  # noqa: E402
 from training.args import build_parser, validate_rllib  # noqa: E402
 from evaluation.arena import evaluate  # noqa: E402
-from training.rllib_env import LEARNER, LearnerSeatsEnv, make_rllib_env  # noqa: E402
+from training.rllib_env import make_env  # noqa: E402
+from tests.conftest import random_legal  # noqa: E402
 
 HEURISTIC = {"racko": "racko:ranges", "leastscore": "leastscore:greedy"}
 TINY = ["--players", "2", "--train-batch", "128", "--batch-size", "64", "--epochs", "1", "--net", "32",
-        "--total-steps", "256", "--quiet"]
+        "--total-steps", "256", "--final-deals", "4", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +47,14 @@ def ray_session():
 
 @pytest.fixture(scope="module")
 def trained(ray_session, tmp_path_factory):
-    """One tiny run per game: racko in self-play, leastscore with a heuristic opponent."""
+    """One tiny run per game: racko against a heuristic, sampled in the driver; leastscore in
+    self-play on one env runner actor, through the CLI."""
     runs = tmp_path_factory.mktemp("runs")
     common = [*TINY, "--env-runners", "1", "--envs-per-runner", "2", "--runs", str(runs), "--seed", "3"]
-    # racko samples in the driver (--env-runners 0), leastscore on one env runner actor
-    out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--run-name", "racko"])}
-    # the same through the CLI, with a heuristic opponent inside the env
-    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore",
-                "--opponents", f"{HEURISTIC['leastscore']}=1"]) == 0
+    # (one game of racko against racko:ranges ends within the 256 decisions)
+    out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--envs-per-runner", "1",
+                                      "--run-name", "racko", "--opponents", f"{HEURISTIC['racko']}=1"])}
+    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore"]) == 0
     out["leastscore"] = json.load(open(runs / "leastscore" / "summary.json"))
     return out
 
@@ -68,65 +70,102 @@ def test_engine_options_are_checked_before_ray_starts(tmp_path, capsys):
     assert os.listdir(tmp_path) == []  # no run folder left behind
 
 
-# -- the env wrapper ---------------------------------------------------------------------------
+# -- the env: the batched core as RLlib's env runners see it --------------------------------------
+def rllib_env(game="racko", num_envs=8, opponents=(("racko:ranges", 1.0),), seed=5, **kw):
+    return make_env({"game": game, "num_envs": num_envs, "rules_kwargs": {"num_players": 2},
+                     "opponents": list(opponents), "seed": seed, **kw})
+
+
+def self_play_parts(env, net="16"):
+    """The module spec and metadata a self-play env builds its learner's copy from."""
+    from agents.rllib_agent import model_metadata_rllib
+
+    args = build_parser(engine="rllib").parse_args(["racko", "--net", net])
+    spec = rllib_train.module_spec(args, env.single_observation_space, env.single_action_space)
+    return spec, model_metadata_rllib(env.core, "racko", features=True, features_version=env.features_version)
+
+
 @pytest.mark.parametrize("game", ["racko", "leastscore"])
-def test_env_shows_only_learner_seats_with_masks_and_features(game):
-    env = make_rllib_env({"game": game, "rules_kwargs": {"num_players": 3}, "opponents": [(HEURISTIC[game], 1.0)]})
-    core = env.env.core
-    feat = game_entry(game).features()
-    obs, _ = env.reset(seed=5)
+def test_env_gives_dict_obs_float_masks_features_and_lean_infos(game):
+    env = rllib_env(game, opponents=[(HEURISTIC[game], 1.0)])
+    core, feat = env.core, game_entry(game).features()
+    obs, infos = env.reset(seed=5)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP and infos == {}
+    assert env.single_observation_space["observations"].shape == (core.obs_size + feat.num_features(core),)
     rng = np.random.default_rng(0)
-    finished, steps = 0, 0
-    while finished < 3:
-        assert list(obs) == [LEARNER]
-        o = obs[LEARNER]
-        assert o["action_mask"].dtype == np.float32 and o["action_mask"].any()
-        assert o["observations"].shape == (core.obs_size + feat.num_features(core),)
-        # the features are the game's own, recomputed from the raw part
-        raw = o["observations"][None, : core.obs_size]
-        np.testing.assert_allclose(o["observations"][core.obs_size:], feat.derived_features(core, raw)[0], atol=1e-6)
-        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
-        obs, rew, term, trunc, _ = env.step({LEARNER: action})
-        steps += 1
-        if term["__all__"] or trunc["__all__"]:
-            # zero-sum "win" with 3 players: +1 per winner, each loser -k/(3-k) with k winners
-            assert rew[LEARNER] in ((1.0, -0.5, 0.0) if game == "racko" else (1.0, -0.5, -2.0, 0.0))
-            finished += 1
-            obs, _ = env.reset()
-    assert env.env.illegal_seen == 0 and steps > 3
+    ended = 0
+    for _ in range(400):
+        assert set(obs) == {"observations", "action_mask"} and obs["action_mask"].dtype == np.float32
+        assert obs in env.observation_space
+        np.testing.assert_array_equal(obs["action_mask"], env.action_masks())
+        raw = obs["observations"][:, :core.obs_size]  # the features are the game's own, from the raw part
+        np.testing.assert_allclose(obs["observations"][:, core.obs_size:], feat.derived_features(core, raw), atol=1e-6)
+        obs, rew, term, trunc, infos = env.step(random_legal(obs["action_mask"] > 0, rng))
+        done = term | trunc
+        if done.any():
+            assert set(infos) == {"won", "_won", "opponent", "_opponent"}
+            np.testing.assert_array_equal(infos["_won"], done)
+            assert set(infos["won"][done].tolist()) <= {0.0, 0.5, 1.0}
+            assert np.all(rew[term & (infos["won"] == 1.0)] > 0) and np.all(rew[term & (infos["won"] == 0.0)] < 0)
+            ended += int(done.sum())
+        else:
+            assert infos == {}  # lean: nothing per game on most steps
+    assert ended > 5
 
 
-def test_env_self_play_reports_every_seat_at_the_end():
-    env = make_rllib_env({"game": "racko", "rules_kwargs": {"max_turns": 30}})
-    obs, _ = env.reset(seed=1)
-    rng = np.random.default_rng(1)
-    seen = set()
-    while True:
-        (agent, o), = obs.items()
-        seen.add(agent)
-        obs, rew, term, trunc, _ = env.step({agent: int(rng.choice(np.flatnonzero(o["action_mask"])))})
-        if term["__all__"] or trunc["__all__"]:
-            break
-    assert seen == {"player_0", "player_1"}
-    assert set(obs) == {"player_0", "player_1"}  # both seats get their last observation and reward
-    assert sum(rew.values()) == pytest.approx(0.0)  # zero-sum (or a draw at the cap)
+def test_env_plays_the_vector_envs_games():
+    """Same seed, same actions: the same trajectory as DeckGymVectorEnv (NEXT_STEP), mask for mask."""
+    from deckgym.vector_env import DeckGymVectorEnv
+
+    env = rllib_env(num_envs=6, seed=3)
+    ref = DeckGymVectorEnv("racko", num_envs=6, num_players=2, opponents=["racko:ranges"], features=True, seed=3)
+    obs, _ = env.reset()
+    ref_obs, _ = ref.reset()
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        np.testing.assert_array_equal(obs["observations"], ref_obs)
+        np.testing.assert_array_equal(obs["action_mask"] > 0, ref.action_masks())
+        a = random_legal(ref.action_masks(), rng)
+        obs, rew, term, trunc, _ = env.step(a)
+        ref_obs, ref_rew, ref_term, ref_trunc, _ = ref.step(a)
+        np.testing.assert_array_equal(rew, ref_rew)
+        np.testing.assert_array_equal(term | trunc, ref_term | ref_trunc)
 
 
-def test_env_raises_on_an_illegal_action():
-    env = make_rllib_env({"game": "racko"})
+def test_self_play_seats_are_the_learners_copy_refreshed_and_the_league_grows():
+    probe = rllib_env()
+    spec, meta = self_play_parts(probe)
+    env = rllib_env(opponents=[], module_spec=spec, meta=meta)
+    assert env.self_play and env.opponent_names == ["self"]
+    learner = spec.build()
+    state = {k: np.asarray(v) + 0.5 for k, v in learner.get_state().items()}
+    env.refresh_self(state)
+    got = env.opponents[0].module.get_state()
+    for k in state:
+        np.testing.assert_allclose(np.asarray(got[k]), state[k])
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(100):  # the copy plays the other seat legally (the env checks every action)
+        obs, *_ = env.step(random_legal(obs["action_mask"] > 0, rng))
+    for k in range(3):
+        env.add_snapshot(state, f"snapshot@{k}", snapshot_weight=0.3, max_snapshots=2)
+    assert env.opponent_names == ["self", "snapshot@0", "snapshot@1", "snapshot@2"]
+    np.testing.assert_allclose(env.opponent_probs, [0.7, 0.0, 0.15, 0.15])  # the oldest left: weight 0
+    with pytest.raises(ValueError, match="module spec"):
+        rllib_env(opponents=[])
+
+
+def test_env_raises_on_an_illegal_action_and_bad_opponents():
+    env = rllib_env(num_envs=2)
     obs, _ = env.reset(seed=2)
-    (agent, o), = obs.items()
-    illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
-    with pytest.raises(IllegalActionError, match="illegal action"):
-        env.step({agent: illegal})
-    assert env.env.illegal_seen == 1
-
-
-def test_env_rejects_bad_opponents_early():
+    a = random_legal(obs["action_mask"] > 0, np.random.default_rng(0))
+    a[1] = int(np.flatnonzero(obs["action_mask"][1] == 0)[0])
+    with pytest.raises(ValueError, match="illegal learner action .* in game 1"):
+        env.step(a)
     with pytest.raises(ValueError, match="unknown agent"):
-        LearnerSeatsEnv("racko", opponents=[("racko:nope", 1.0)]).reset(seed=0)
+        rllib_env(opponents=[("racko:nope", 1.0)])
     with pytest.raises(ValueError, match="positive sum"):
-        LearnerSeatsEnv("racko", opponents=[("random", 0.0)])
+        rllib_env(opponents=[("random", 0.0)])
 
 
 # -- the masked module ---------------------------------------------------------------------------
@@ -136,14 +175,14 @@ def test_module_never_samples_a_masked_action():
 
     from agents.rllib_module import MaskedPPOModule
 
-    env = LearnerSeatsEnv("racko")
-    module = MaskedPPOModule(observation_space=env.observation_space("player_0"),
-                             action_space=env.action_space("player_0"), model_config={"fcnet_hiddens": [16]})
+    env = rllib_env()
+    module = MaskedPPOModule(observation_space=env.single_observation_space,
+                             action_space=env.single_action_space, model_config={"fcnet_hiddens": [16]})
     rng = np.random.default_rng(0)
     n = env.core.num_actions
     masks = (rng.random((4000, n)) < 0.3).astype(np.float32)
     masks[np.arange(4000), rng.integers(0, n, 4000)] = 1.0
-    obs = torch.as_tensor(rng.random((4000, env.observation_space("player_0")["observations"].shape[0]),
+    obs = torch.as_tensor(rng.random((4000, env.single_observation_space["observations"].shape[0]),
                                      dtype=np.float32))
     batch = {Columns.OBS: {"observations": obs, "action_mask": torch.as_tensor(masks)}}
     logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
@@ -162,8 +201,8 @@ def planner_copy_module(env):
 
     from agents.rllib_module import MaskedPPOModule
 
-    space = env.observation_space(env.possible_agents[0])
-    module = MaskedPPOModule(observation_space=space, action_space=env.action_space(env.possible_agents[0]),
+    space = env.single_observation_space
+    module = MaskedPPOModule(observation_space=space, action_space=env.single_action_space,
                              model_config={"fcnet_hiddens": [32, 32], "fcnet_activation": "tanh",
                                                            "vf_share_layers": False})
     first = space["observations"].shape[0] - env.core.num_actions
@@ -184,23 +223,21 @@ def test_agent_feeds_the_module_what_the_env_fed_it(tmp_path):
     module that copies the planner action of its input plays that action through rllib:PATH."""
     from agents.rllib_agent import META_NAME, model_metadata_rllib
 
-    env = LearnerSeatsEnv("racko", opponents=[("racko:ranges", 1.0)])
+    env = rllib_env(num_envs=16)
     module = planner_copy_module(env)
     module.save_to_path(str(tmp_path / "copy"))
     meta = model_metadata_rllib(env.core, "racko", features=True, features_version=env.features_version)
     json.dump(meta, open(tmp_path / "copy" / META_NAME, "w"), default=str)
     feat = game_entry("racko").features()
     agent = make_agent(f"rllib:{tmp_path / 'copy'}", env.core, game="racko")
-    env.reset(seed=4)
-    for _ in range(200):  # the env's observations, as the learner saw them in training
-        o = env.observe(LEARNER)
-        planned = int(np.argmax(o["observations"][-env.core.num_actions:]))
-        raw = o["observations"][None, : env.core.obs_size]
-        np.testing.assert_array_equal(agent.inputs(raw)[0], o["observations"])
-        assert agent.act(raw, o["action_mask"][None] > 0)[0] == planned
-        env.step(planned)
-        if not env.agents:
-            env.reset()
+    obs, _ = env.reset(seed=4)
+    for _ in range(100):  # the env's observations, as the learner saw them in training
+        o = obs["observations"]
+        planned = np.argmax(o[:, -env.core.num_actions:], axis=1)
+        raw = o[:, : env.core.obs_size]
+        np.testing.assert_array_equal(agent.inputs(raw), o)
+        np.testing.assert_array_equal(agent.act(raw, obs["action_mask"] > 0), planned)
+        obs, *_ = env.step(planned)
     core = env.core
     st = core.init(256, 1)  # the arena's observations: the core's, batched, either seat
     for _ in range(30):
@@ -240,9 +277,9 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
         "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
         "--num-envs", "64", "--quiet"])
     plan = validate_rllib(args)
-    env_config = {"game": "racko", "rules_kwargs": plan.rules_kwargs, "opponents": []}
-    probe = LearnerSeatsEnv(**env_config)
-    spec = rllib_train.module_spec(args, probe.observation_space("player_0"), probe.action_space("player_0"))
+    probe = rllib_env()
+    spec, meta = self_play_parts(probe, net="64")
+    env_config = {"game": "racko", "rules_kwargs": plan.rules_kwargs, "opponents": [], "module_spec": spec, "meta": meta}
     algo = rllib_train.build_config(args, env_config).build_algo()
     try:
         def agreement(module):
@@ -260,10 +297,14 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
         assert bc["teacher"] == "racko:lookahead" and bc["samples"] == 512 and bc["epoch"] == 60
         learner = algo.learner_group.get_weights([rllib_train.MODULE_ID])[rllib_train.MODULE_ID]
         runner, = algo.env_runner_group.foreach_env_runner(
-            lambda er: er.module[rllib_train.MODULE_ID].get_state(), local_env_runner=False)
+            lambda er: er.module.get_state(), local_env_runner=False)
         for name, w in runner.items():
             if name.startswith(("encoder.actor", "pi.")):
                 np.testing.assert_array_equal(np.asarray(w), np.asarray(learner[name]))
+        copy, = algo.env_runner_group.foreach_env_runner(  # self-play: the other seats play the clone too
+            lambda er: er.env.unwrapped.opponents[0].module.get_state(), local_env_runner=False)
+        for name, w in learner.items():
+            np.testing.assert_array_equal(np.asarray(copy[name]), np.asarray(w))
         after = agreement(rllib_train.learner_module(algo, spec))
         assert bc["accuracy"] > 0.6 and after > before + 0.3, (before, after, bc)
     finally:
@@ -342,6 +383,15 @@ def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
     assert cfg["command"].startswith(f"deckgym train {game} --engine rllib --players 2 --total-steps 256")
     lines = [json.loads(x) for x in open(os.path.join(s["run_dir"], "progress.jsonl"))]
     assert [x["iteration"] for x in lines] == [1, 2]
+    # the episodes' win rate, from the env's `won` info through RLlib's results
+    done = [x for x in lines if x["episodes"]]
+    assert done and all(x["win_rate"] == pytest.approx(x["wins"] / x["episodes"]) for x in done)
+    assert all(0.0 <= x["win_rate_last_1000"] <= 1.0 for x in done)
+    opponent = {"racko": HEURISTIC["racko"], "leastscore": "self"}[game]  # leastscore: self-play
+    assert all(set(x["win_rate_vs"]) == {opponent} for x in done)
+    # the final arena against --eval-against, in the summary and the model's metadata
+    assert set(s["arena"]) == set(cfg["eval_against"]) and all(r["games"] == 8 for r in s["arena"].values())
+    assert meta["arena"] == s["arena"]
     rep = evaluate(game, [s["agent"], HEURISTIC[game]], deals=1, seed=0, players=2)
     by = {a.name: a for a in rep.agents}
     assert by[s["agent"]].games == 2  # one deal, both seatings

@@ -1,17 +1,27 @@
-"""Scale-out on a fake 2-node Ray cluster (``ray.cluster_utils.Cluster``, both nodes on 127.0.0.1).
+"""Scale-out: a fake 2-node Ray cluster in this process, and a real ``ray start --head`` joined as typed.
 
-The head node has no CPUs, so everything that asks for a CPU (an env runner, an arena
+The fake cluster (``ray.cluster_utils.Cluster``, both nodes on 127.0.0.1): its head node has no CPUs, so everything that asks for a CPU (an env runner, an arena
 chunk) must be placed on the worker node: the tests check where it ran. The workers also
 know one test-only agent, ``racko:killonce``, that kills its own worker process the first
 time it acts anywhere (a marker file remembers it), to show a lost chunk is played again.
+
+The real head (``ray start --head --node-ip-address 127.0.0.1``, token auth on, a temporary
+HOME and temp dir, stopped by its own process group): ``deckgym eval --ray`` and ``deckgym
+train --ray-address`` join it with no variable set; a client without the token, a dead
+address and a malformed one each fail in one line naming the address.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import signal
+import socket
+import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -110,3 +120,123 @@ def test_a_chunk_whose_worker_dies_is_played_again_with_the_same_result(cluster,
     assert os.path.exists(marker)  # a worker did die, and the chunk was retried
     assert cli([*args, "--json", str(out_local)]) == 0  # the marker exists: no death in this process
     assert json.loads(out_ray.read_text()) == json.loads(out_local.read_text())
+
+
+# -- a real `ray start --head` on 127.0.0.1, joined as a user types it ---------------------------------
+# The head is its own process group with a temporary HOME and temp dir; the clients are the CLI in
+# fresh interpreters with none of Ray's variables set (this module's own loopback switch removed).
+RAY_VARS = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
+            "RAY_ADDRESS")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def client_env(home) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in RAY_VARS}
+    env.update(HOME=str(home), PYTHONPATH=os.environ.get("PYTHONPATH", os.getcwd()), OMP_NUM_THREADS="1",
+               RAY_USAGE_STATS_ENABLED="0")
+    return env
+
+
+def run_cli(args: list[str], home) -> subprocess.CompletedProcess:
+    # the timeout only stops a hang from blocking the suite; the assertions are on the output
+    return subprocess.run([sys.executable, "-m", "deckgym", *args], env=client_env(home), capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory):
+    """The README's one-machine recipe with token auth on (a token in the head's HOME)."""
+    tmp = tmp_path_factory.mktemp("head")
+    home, temp_dir = tmp / "home", tmp / "ray"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    temp_dir.mkdir()
+    port = free_port()
+    env = {**client_env(home), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--node-ip-address", "127.0.0.1",
+           "--port", str(port), "--num-cpus", "2", "--include-dashboard=false", "--dashboard-port", str(free_port()),
+           "--ray-client-server-port", str(free_port()), "--temp-dir", str(temp_dir), "--block"]
+    proc = subprocess.Popen(cmd, env=env, stdout=open(tmp / "head.log", "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        for _ in range(180):  # `ray start` says so once the GCS and the raylet are up
+            if proc.poll() is not None:
+                pytest.fail(f"ray start --head exited: {(tmp / 'head.log').read_text()[-2000:]}")
+            if "Ray runtime started" in (tmp / "head.log").read_text(errors="replace"):
+                break
+            time.sleep(1)
+        yield {"address": f"127.0.0.1:{port}", "home": home, "pid": proc.pid, "tmp": tmp}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the head's own process group, never `ray stop`
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # what did not drain in time
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def test_the_head_listens_on_loopback_only(head):
+    import psutil
+
+    group = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == head["pid"]:
+                group.append(p)
+        except ProcessLookupError:
+            pass
+    listening = []
+    for p in group:
+        try:
+            listening += [(p.name(), c.laddr) for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    assert any(addr.port == int(head["address"].rsplit(":", 1)[1]) for _, addr in listening)  # the GCS
+    assert all(addr.ip in ("127.0.0.1", "::1", "::ffff:127.0.0.1") for _, addr in listening), listening
+
+
+def test_eval_and_train_join_the_head_as_typed(head, tmp_path):
+    home = head["home"]  # the same machine: the head's token is this user's ~/.ray/auth_token
+    out_ray, out_local = tmp_path / "ray.json", tmp_path / "local.json"
+    args = ["eval", "racko", "random", "racko:bucket", "--games", "8", "--seed", "1", "--quiet",
+            "--rule", "max_turns=30"]
+    r = run_cli([*args, "--ray", head["address"], "--json", str(out_ray)], home)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = run_cli([*args, "--ray", "--json", str(out_local)], tmp_path)  # a local Ray of its own
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(out_ray.read_text()) == json.loads(out_local.read_text())
+    r = run_cli(["train", "racko", "--engine", "rllib", "--ray-address", head["address"], "--players", "2",
+                 "--env-runners", "1", "--envs-per-runner", "4", "--train-batch", "64", "--batch-size", "32",
+                 "--epochs", "1", "--net", "16", "--total-steps", "64", "--runs", str(tmp_path / "runs"),
+                 "--run-name", "joined", "--opponents", "racko:bucket=1", "--quiet"], home)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads((tmp_path / "runs" / "joined" / "summary.json").read_text())
+    assert summary["steps"] >= 64 and os.path.isdir(summary["model"])
+    assert not (tmp_path / ".ray" / "auth_token").exists()  # the local Ray above wrote no token file
+
+
+def test_a_client_without_the_token_is_told_so_in_one_line(head, tmp_path):
+    r = run_cli(["eval", "racko", "random", "racko:bucket", "--games", "2", "--quiet", "--ray", head["address"]],
+                tmp_path)  # a HOME without ~/.ray/auth_token
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert head["address"] in last and "not authorised" in last and "token" in last, r.stderr[-2000:]
+
+
+def test_a_dead_address_fails_in_one_line_naming_it(tmp_path):
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    r = run_cli(["eval", "racko", "random", "racko:bucket", "--games", "2", "--quiet", "--ray", address], tmp_path)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and address in lines[0] and "nothing listening" in lines[0], r.stderr[-2000:]
+    r = run_cli(["train", "racko", "--engine", "rllib", "--ray-address", "127.0.0.1:notaport", "--quiet"], tmp_path)
+    assert r.returncode != 0 and "HOST:PORT" in r.stderr.strip().splitlines()[-1]

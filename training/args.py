@@ -163,6 +163,7 @@ def validate_rllib(args: argparse.Namespace) -> TrainPlan:
     check_range("--envs-per-runner", args.envs_per_runner, 1)
     check_range("--train-batch", args.train_batch, 1)
     check_range("--checkpoint-every", args.checkpoint_every, 1)
+    check_range("--refresh-every", args.refresh_every, 1)
     if args.batch_size > args.train_batch:
         raise ValueError(f"--batch-size (the minibatch, {args.batch_size}) must not exceed --train-batch "
                          f"({args.train_batch})")
@@ -260,8 +261,11 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--engine", default="sb3", choices=["sb3", "rllib"],
                    help="sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray")
     g.add_argument("--env-runners", type=int, default=1, help="rllib: env runners (Ray actors; 0: sample in the driver)")
-    g.add_argument("--envs-per-runner", type=int, default=4, help="rllib: games each env runner plays at once")
+    g.add_argument("--envs-per-runner", type=int, default=256,
+                   help="rllib: games each env runner plays at once (one batched core state)")
     g.add_argument("--ray-address", default=None,
                    help="rllib: join this Ray cluster (HOST:PORT or 'auto'; None: a local Ray on 127.0.0.1)")
     g.add_argument("--train-batch", type=int, default=4000, help="rllib: learner decisions per training iteration")
     g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between checkpoints")
+    g.add_argument("--refresh-every", type=int, default=5,
+                   help="rllib self-play: iterations between copies of the learner's weights to the other seats")

@@ -1,191 +1,159 @@
-"""The game's own PettingZoo AEC env, shaped for RLlib's ``PettingZooEnv`` (new API stack).
+"""The batched core as RLlib's single-agent env runners sample it (``gym_env_vectorize_mode="vector_entry_point"``).
 
-    env = PettingZooEnv(LearnerSeatsEnv("racko", opponents=[("racko:ranges", 1.0)]))
+    config.environment(ENV_NAME, env_config={...}).env_runners(num_envs_per_env_runner=256,
+                                                               gym_env_vectorize_mode="vector_entry_point")
 
-:class:`LearnerSeatsEnv` drives ``<game>_env.env()`` (the AEC env users play, which raises
-on an illegal action) and shows RLlib only the seats it trains:
+:class:`RLlibVectorEnv` is :class:`deckgym.vector_env.DeckGymVectorEnv` (``N`` games of one
+batched core state, the learner in one seat of each, every other seat played inside the env
+by the opponent pool) shaped for RLlib:
 
-- **observations**: each agent's ``{"observations": core observation + the game's derived
-  features (``<game>_env.features.derived_features``, as the SB3 path appends them),
-  "action_mask": float32 (A,)}``: what :class:`agents.rllib_module.MaskedPPOModule` reads.
-- **self-play** (no opponents): every seat is a learner (``player_0`` ...), and RLlib maps
-  them all to one shared module.
-- **opponents**: one seat per game, drawn at random, is the learner (agent id
-  ``learner``); the other seats are played inside the env by one opponent drawn (per
-  game, by weight) from the pool, agents built by ``agents.registry.make_agent``.
+- **observations**: ``{"observations": core observation + derived features, "action_mask":
+  float32 (A,)}`` per game, what :class:`agents.rllib_module.MaskedPPOModule` reads;
+- **autoreset** ``NEXT_STEP`` (what RLlib's runner expects: the finished game's last
+  observation, then the next game's first on the following step);
+- **lean infos**: ``{}`` on most steps; at an episode's end ``won`` (1 win, 0.5 shared, 0
+  loss) and ``opponent`` (the pool index), read by :func:`record_episode`.
 
-Rewards are the AEC env's: what a seat earned since its last decision (``"win"``: zero-sum
-at the end of the episode). When the game ends, every learner seat gets its final
-observation, reward and ``terminated`` (or ``truncated`` at the round cap), one after the
-other, as ``PettingZooEnv`` expects from an AEC env.
-
-Seeding: the first ``reset(seed=s)`` fixes the deal stream and the opponents' draws
-and randomness; later resets continue both streams.
+**Opponents** (``--opponents``): the pool's agents. **Self-play** (no opponents): the other
+seats are played by a frozen copy of the learner (``self``, sampling its actions), whose
+weights the trainer refreshes on a schedule (:meth:`RLlibVectorEnv.refresh_self`, on every
+env runner at once). **League**: a snapshot of the learner joins the pool when it beats the
+pool often enough (:meth:`RLlibVectorEnv.add_snapshot`), as with ``--engine sb3``; the pool
+is the vector env's own (``add_opponent``, ``set_opponent_weights``,
+:func:`deckgym.vector_env.league_weights`). No game is ever stepped alone.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
-from agents.base import Agent
-from agents.ppo import features_module
-from agents.registry import make_agent
-from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
+from deckgym.vector_env import DeckGymVectorEnv, Finished, league_weights
 
-LEARNER = "learner"
+ENV_NAME = "deckgym_vector"
+SELF = "self"  # the pool entry that plays the learner's current weights (self-play)
+OBS_KEY, MASK_KEY = "observations", "action_mask"  # agents.rllib_module's keys (it needs Ray to import)
 
 
-class LearnerSeatsEnv(AECEnv):
-    """An AEC env over the game's own AEC env in which only the learner seats act (see the module doc).
+class RLlibVectorEnv(DeckGymVectorEnv):
+    """``num_envs`` games of ``game`` for an RLlib env runner (see the module doc).
 
     Args:
-        game: ``"racko"`` or ``"leastscore"``; ``rules_kwargs`` (``num_players`` included)
-            and ``episode``/``reward`` go to the game's ``env()``.
-        opponents: ``[(spec, weight), ...]``; empty for self-play on every seat.
-        features: append the derived features; ``features_version``: their layout.
+        opponents: ``[(spec, weight), ...]``; empty for self-play.
+        module_spec: the learner's ``RLModuleSpec`` (self-play and league snapshots are built from it);
+        meta: the model metadata of :func:`agents.rllib_agent.model_metadata_rllib` (the snapshots' agents).
+        The other arguments are :class:`DeckGymVectorEnv`'s.
     """
 
-    metadata = {"name": "deckgym_learner_seats", "is_parallelizable": False}
+    def __init__(self, game: str = "racko", num_envs: int = 1, opponents: Any = (), rules_kwargs: dict | None = None,
+                 episode: str = "round", reward: str = "win", features: bool = True,
+                 features_version: int | None = None, module_spec: Any = None, meta: dict | None = None,
+                 seed: int | None = None) -> None:
+        pool = [(str(s), float(w)) for s, w in opponents]
+        self.self_play = not pool
+        if self.self_play and (module_spec is None or meta is None):
+            raise ValueError("self-play needs the learner's module spec and metadata (module_spec=, meta=)")
+        self._spec, self._meta = module_spec, meta
+        super().__init__(game, num_envs=num_envs, opponents=[s for s, _ in pool] or ["random"],
+                         opponent_weights=[w for _, w in pool] or None, episode=episode, reward=reward,
+                         features=features, features_version=features_version,
+                         autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, **dict(rules_kwargs or {}))
+        if self.self_play:  # the placeholder above only built the env: the learner's copy replaces it
+            self.opponents[0] = self._snapshot_agent(None, SELF, seed_of(self._seed, 7919, 0))
+            self.opponent_names[0] = SELF
+        self.base_weights = self.opponent_probs.copy()  # league_weights scales a normalised pool
+        self.snapshots: list[int] = []  # pool indices of the league's snapshots, oldest first
+        n_act = self.core.num_actions
+        self.single_observation_space = spaces.Dict({
+            OBS_KEY: self.single_observation_space,
+            MASK_KEY: spaces.Box(0.0, 1.0, (n_act,), dtype=np.float32)})
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
 
-    def __init__(self, game: str, rules_kwargs: dict[str, Any] | None = None, episode: str = "round",
-                 reward: str = "win", opponents: Sequence[tuple[str, float]] = (), features: bool = True,
-                 features_version: int | None = None) -> None:
-        super().__init__()
-        self.game = game
-        self.inner = game_entry(game).make_env(episode=episode, reward=reward, **dict(rules_kwargs or {}))
-        self.core = self.inner.unwrapped.core
-        self.feat = features_module(game) if features else None
-        self.features_version = None
-        n = self.core.obs_size
-        low = np.broadcast_to(np.asarray(getattr(self.core, "obs_low", -1.0), np.float32), (n,))
-        high = np.broadcast_to(np.asarray(getattr(self.core, "obs_high", np.inf), np.float32), (n,))
-        if self.feat is not None:
-            self.features_version = int(self.feat.FEATURES_VERSION if features_version is None else features_version)
-            flow, fhigh = self.feat.feature_bounds(self.core, version=self.features_version)
-            low, high = np.concatenate([low, flow]), np.concatenate([high, fhigh])
-        self._obs_space = spaces.Dict({
-            "observations": spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32),
-            "action_mask": spaces.Box(0.0, 1.0, (self.core.num_actions,), dtype=np.float32),
-        })
-        self._act_space = spaces.Discrete(self.core.num_actions)
-        self.pool = [(str(s), float(w)) for s, w in opponents]
-        if any(w < 0 for _, w in self.pool) or (self.pool and sum(w for _, w in self.pool) <= 0):
-            raise ValueError(f"opponent weights must be non-negative with a positive sum, got {self.pool}")
-        self.seats = list(self.inner.possible_agents)
-        self.possible_agents = [LEARNER] if self.pool else list(self.seats)
-        self.opponents: list[Agent] = []
-        self._rng: np.random.Generator | None = None
-        self.illegal_seen = 0  # learner actions outside the mask (the inner env raises on them)
+    # -- the pool: the learner's copy and the league ------------------------------------------
+    def _snapshot_agent(self, state: dict | None, name: str, seed: int) -> Any:
+        from agents.rllib_agent import RLlibAgent
 
-    # -- spaces -----------------------------------------------------------------------------
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._obs_space
+        module = self._spec.build()
+        if state is not None:
+            module.set_state(state)
+        module.eval()
+        agent = RLlibAgent(self.core, module=module, meta=self._meta, game=self.game, deterministic=False, seed=seed)
+        agent.spec = name
+        return agent
 
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._act_space
+    def refresh_self(self, state: dict) -> None:
+        """Self-play: the ``self`` entry plays ``state`` (the learner's weights) from now on."""
+        if self.self_play:
+            self.opponents[0].module.set_state(state)
 
-    # -- observations -------------------------------------------------------------------------
-    def _convert(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        o = np.asarray(obs["observation"], np.float32)
-        if self.feat is not None:
-            f = self.feat.derived_features(self.core, o[None], version=self.features_version)[0]
-            o = np.concatenate([o, f]).astype(np.float32)
-        return {"observations": o, "action_mask": np.asarray(obs["action_mask"], np.float32)}
+    def add_snapshot(self, state: dict, name: str, snapshot_weight: float, max_snapshots: int) -> None:
+        """A frozen copy of ``state`` joins the pool; the snapshots share ``snapshot_weight`` of the
+        draw probability, at most ``max_snapshots`` of them (the oldest leaves: weight 0)."""
+        k = self.add_opponent(self._snapshot_agent(state, name, seed_of(self._seed, 7919, len(self.opponents))),
+                              weight=0.0, name=name)
+        self.snapshots = [*self.snapshots, k][-max_snapshots:]
+        w = league_weights(self.base_weights, len(self.snapshots), snapshot_weight)
+        weights = np.zeros(len(self.opponents))
+        weights[:len(self.base_weights)] = w[:len(self.base_weights)]
+        weights[self.snapshots] = w[len(self.base_weights):]
+        self.set_opponent_weights(weights)
 
-    def _outer(self, seat_name: str) -> str:
-        return LEARNER if self.pool else seat_name
+    # -- what RLlib sees -------------------------------------------------------------------
+    def _dict_obs(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        # NEXT_STEP: a finished game's row shows its last observation with its next game's
+        # mask (the one its next action is checked against; a terminal row needs no mask)
+        return {OBS_KEY: obs, MASK_KEY: self.action_masks().astype(np.float32)}
 
-    def _is_learner(self, seat_name: str) -> bool:
-        return seat_name == self._learner_seat if self.pool else True
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        obs, infos = super().reset(seed=seed, options=options)
+        return self._dict_obs(obs), infos
 
-    # -- AEC API --------------------------------------------------------------------------
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if self._rng is None or seed is not None:
-            base = int(seed) if seed is not None else int(np.random.SeedSequence().entropy & 0x7FFFFFFF)
-            self._rng = np.random.default_rng(seed_of(base, 1))
-            self.opponents = [make_agent(s, self.core, seed=seed_of(base, 7919, k), game=self.game)
-                              for k, (s, _) in enumerate(self.pool)]
-            self.inner.reset(seed=seed_of(base, 2))
-        else:
-            self.inner.reset()  # continues the inner env's deal stream
-        if self.pool:
-            w = np.array([w for _, w in self.pool])
-            self._learner_seat = self.seats[int(self._rng.integers(len(self.seats)))]
-            self._opponent = self.opponents[int(self._rng.choice(len(self.pool), p=w / w.sum()))]
-        self.agents = list(self.possible_agents)
-        self._pending: list[tuple[str, tuple]] = []  # finished learner seats still to report
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self._advance()
+    def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
+        obs, rew, term, trunc, infos = super().step(np.asarray(actions).astype(np.int64, copy=False))
+        return self._dict_obs(obs), rew, term, trunc, infos
 
-    def _advance(self) -> None:
-        """Play the opponents' moves and the finished seats' ``None`` steps inside, until a live
-        learner is to move or the game is over (then queue each learner seat's last report)."""
-        inner = self.inner
-        while inner.agents:
-            sel = inner.agent_selection
-            obs, rew, term, trunc, info = inner.last()
-            if term or trunc:
-                if self._is_learner(sel):
-                    self._pending.append((self._outer(sel), (obs, rew, term, trunc, dict(info))))
-                inner.step(None)
-            elif self._is_learner(sel):
-                break
-            else:
-                inner.step(int(self._opponent.act_one(obs["observation"], obs["action_mask"])))
-        self._select()
-
-    def _select(self) -> None:
-        if self._pending:
-            agent, (_, rew, term, trunc, info) = self._pending[0]
-            self.agent_selection = agent
-            self.terminations[agent], self.truncations[agent] = bool(term), bool(trunc)
-            self._cumulative_rewards[agent] = float(rew)
-            self.infos[agent] = info
-        elif self.inner.agents:
-            sel = self.inner.agent_selection
-            agent = self._outer(sel)
-            self.agent_selection = agent
-            self._cumulative_rewards[agent] = float(self.inner.unwrapped._cumulative_rewards[sel])
-            self.infos[agent] = dict(self.inner.infos[sel])
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        for name, (obs, *_rest) in self._pending:
-            if name == agent:
-                return self._convert(obs)
-        seat = self._learner_seat if self.pool else agent
-        return self._convert(self.inner.observe(seat))
-
-    def step(self, action: Any) -> None:
-        if self._pending:  # a finished learner seat: PettingZooEnv steps it with None
-            agent, _ = self._pending.pop(0)
-            self.agents.remove(agent)
-            self._select()
-            return
-        sel = self.inner.agent_selection
-        mask = self.inner.observe(sel)["action_mask"]
-        if action is None or not (0 <= int(action) < len(mask)) or not mask[int(action)]:
-            self.illegal_seen += 1  # counted, then the inner env raises its own error
-        self.inner.step(action)
-        self._advance()
-
-    def render(self) -> Any:
-        return self.inner.render()
-
-    def close(self) -> None:
-        self.inner.close()
+    def _step_infos(self, fin: Finished | None, final: bool = False) -> dict[str, Any]:
+        if fin is None:
+            return {}
+        has = np.zeros(self.num_envs, bool)
+        has[fin.games] = True
+        won = np.zeros(self.num_envs)
+        won[fin.games] = fin.won
+        opp = np.zeros(self.num_envs, np.int64)
+        opp[fin.games] = fin.opponent
+        return {"won": won, "_won": has, "opponent": opp, "_opponent": has.copy()}
 
 
-def make_rllib_env(config: dict[str, Any]) -> Any:
-    """RLlib env creator: ``PettingZooEnv(LearnerSeatsEnv(**config))``."""
-    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+def make_env(config: dict[str, Any]) -> RLlibVectorEnv:
+    """RLlib's env creator (vector entry point): ``config`` is the env config plus ``num_envs``."""
+    keys = ("game", "num_envs", "opponents", "rules_kwargs", "episode", "reward", "features", "features_version",
+            "module_spec", "meta", "seed")
+    return RLlibVectorEnv(**{k: config[k] for k in keys if k in config})
 
-    return PettingZooEnv(LearnerSeatsEnv(**dict(config)))  # EnvContext is a dict subclass
+
+def pool_of(env_runner: Any) -> RLlibVectorEnv | None:
+    """The :class:`RLlibVectorEnv` of an env runner (None: a runner without an env, the driver's)."""
+    env = getattr(env_runner, "env", None)
+    return None if env is None else env.unwrapped
+
+
+def record_episode(*, episode: Any, metrics_logger: Any = None, env_runner: Any = None, **_: Any) -> None:
+    """``on_episode_end``: the episode's ``won`` into RLlib's results (``env_runners/win_rate``, a
+    mean over the last 1,000 episodes) and per iteration: ``wins``/``episodes`` and by opponent."""
+    info = episode.get_infos(-1)
+    if metrics_logger is None or "won" not in info:
+        return
+    won = float(info["won"])
+    metrics_logger.log_value("win_rate", won, reduce="mean", window=1000)
+    metrics_logger.log_value("wins", won, reduce="sum")
+    metrics_logger.log_value("episodes", 1, reduce="sum")
+    env = pool_of(env_runner)
+    if env is not None:
+        name = env.opponent_names[int(info["opponent"])]
+        metrics_logger.log_value(("wins_vs", name), won, reduce="sum")
+        metrics_logger.log_value(("episodes_vs", name), 1, reduce="sum")

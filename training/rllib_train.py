@@ -1,16 +1,22 @@
-"""Train one shared masked PPO policy with RLlib (new API stack), ``deckgym train GAME --engine rllib``.
+"""Train a masked PPO policy with RLlib (new API stack), ``deckgym train GAME --engine rllib``.
 
-    python -m training.rllib_train racko --env-runners 2 --envs-per-runner 4 --total-steps 2_000_000
+    python -m training.rllib_train racko --env-runners 2 --envs-per-runner 256 --total-steps 2_000_000
 
 Read it top to bottom: arguments → Ray (a local one on 127.0.0.1, or ``--ray-address``) →
-the run directory and its config → the env (the game's own PettingZoo AEC env, seen by
-RLlib through ``PettingZooEnv``, see ``training.rllib_env``) → the PPO config (module
-``agents.rllib_module.MaskedPPOModule``, ``K`` env runners of ``N`` envs, one local CPU
-learner) → the training loop → checkpoint and model.
+the run directory and its config → the env (``training.rllib_env``: the batched core's
+vector env, ``N`` games per env runner, the other seats played inside it) → the PPO config
+(module ``agents.rllib_module.MaskedPPOModule``, ``K`` env runners of one vector env each,
+one local CPU learner) → the training loop → checkpoint, model and the final arena.
 
-- Default: self-play, one shared policy for every seat. ``--opponents SPEC=W,...``: the
-  learner takes one seat per game and the pool's heuristics play the others inside the
-  env (RLlib sees only the learner).
+- ``--opponents SPEC=W,...``: the learner takes one seat per game and the pool plays the
+  others. Default: self-play: a frozen copy of the learner plays the other seats, refreshed
+  every ``--refresh-every`` iterations on every env runner. In both, a snapshot of the learner
+  joins the pool when it wins ``--league-threshold`` of its last ``--league-window``
+  episodes (``League``, as with ``--engine sb3``).
+- Every iteration prints and logs (``progress.jsonl``) the episodes' win rate (from the env's
+  ``won`` info, in RLlib's results as ``env_runners/win_rate``), overall and by opponent. At
+  the end the model plays ``--final-deals`` duplicate deals against each ``--eval-against``
+  agent (``arena`` in ``summary.json`` and the model's metadata).
 - ``--bc-teacher SPEC``: a warm start before PPO, as with ``--engine sb3``: the teacher
   plays ``--bc-samples`` decisions in the learner's seat of ``--num-envs`` batched games
   (``deckgym.vector_env``, the pool's opponents, or the teacher itself in self-play); the
@@ -29,6 +35,7 @@ learner) → the training loop → checkpoint and model.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import shutil
@@ -40,11 +47,11 @@ from agents.rllib_support import init_ray
 from training.args import build_parser, command_line, pool_or_self_play, validate_rllib
 from training.interrupts import no_interrupts
 
-MODULE_ID = "shared"
+MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)
 
 
 def module_spec(args: argparse.Namespace, observation_space: Any = None, action_space: Any = None) -> Any:
-    """The spec of the shared masked module (``--net``, tanh, separate policy and value networks)."""
+    """The spec of the masked module (``--net``, tanh, separate policy and value networks)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from agents.rllib_module import MaskedPPOModule
@@ -55,26 +62,31 @@ def module_spec(args: argparse.Namespace, observation_space: Any = None, action_
 
 
 def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
-    """The PPOConfig: masked module shared by every agent, K runners × N envs, a local CPU learner."""
+    """The PPOConfig: the masked module, K runners of one N-game vector env each, a local CPU learner."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.tune.registry import register_env
+    from ray.util import log_once
 
-    from training.rllib_env import make_rllib_env
+    from training.rllib_env import ENV_NAME, make_env, record_episode
 
-    register_env("deckgym_learner_seats", make_rllib_env)
+    register_env(ENV_NAME, make_env)
+    log_once("PPO_on_new_api_stack")  # RLlib's note that the new API stack is its default: it is our choice
     return (
         PPOConfig()
         .framework("torch")
         # RLlib's env checker samples actions without the mask: our env would (rightly) raise.
-        .environment("deckgym_learner_seats", env_config=env_config, disable_env_checking=True)
+        .environment(ENV_NAME, env_config=env_config, disable_env_checking=True)
         .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner,
+                     gym_env_vectorize_mode="vector_entry_point",  # make_env returns the N games at once
                      num_cpus_per_env_runner=1, rollout_fragment_length="auto",
                      # a busy machine may take minutes per batch: wait for it rather than train on nothing
                      sample_timeout_s=3600.0)
+        # No actor restarts: a lost env runner stops the run in one error (checkpoint/ keeps the
+        # progress) instead of coming back with a fresh pool, and Ray logs no max_restarts error.
+        .fault_tolerance(restart_failed_env_runners=False)
         .learners(num_learners=0, num_cpus_per_learner=1)
-        .multi_agent(policies={MODULE_ID}, policy_mapping_fn=lambda agent_id, episode, **kw: MODULE_ID)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: module_spec(args)}))
+        .rl_module(rl_module_spec=module_spec(args))
+        .callbacks(on_episode_end=record_episode)
         .training(train_batch_size_per_learner=args.train_batch, minibatch_size=args.batch_size,
                   num_epochs=args.epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,
                   clip_param=args.clip, entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef)
@@ -82,10 +94,27 @@ def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
     )
 
 
+def learner_state(algo: Any) -> dict[str, Any]:
+    """The learner module's weights (numpy), as the env runners and the pool's snapshots load them."""
+    return algo.learner_group.get_weights([MODULE_ID])[MODULE_ID]
+
+
+def on_every_pool(algo: Any, method: str, *args: Any) -> None:
+    """Call ``method(*args)`` on the vector env of every env runner (the driver's too), at once."""
+    from training.rllib_env import pool_of
+
+    def call(runner: Any) -> None:
+        env = pool_of(runner)
+        if env is not None:
+            getattr(env, method)(*args)
+
+    algo.env_runner_group.foreach_env_runner(call, local_env_runner=True)
+
+
 def learner_module(algo: Any, spec: Any) -> Any:
-    """A copy of the learner's shared module (built from ``spec``, which carries the spaces)."""
+    """A copy of the learner's module (built from ``spec``, which carries the spaces)."""
     module = spec.build()
-    module.set_state(algo.learner_group.get_weights([MODULE_ID])[MODULE_ID])
+    module.set_state(learner_state(algo))
     return module
 
 
@@ -121,6 +150,7 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     module.eval()
     algo.learner_group.set_weights({MODULE_ID: module.get_state()})
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the clone on the other seats too
     return result
 
 
@@ -149,6 +179,107 @@ def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
     return ckpt, model
 
 
+def league_threshold(args: argparse.Namespace, players: int) -> float:
+    """``--league-threshold``, or the SB3 engine's default (0.55 for 2 players, 1.2/P otherwise)."""
+    return args.league_threshold if args.league_threshold is not None else (0.55 if players == 2 else 1.2 / players)
+
+
+class League:
+    """The pool's schedule, kept on the driver and broadcast to every env runner's vector env.
+
+    Self-play: every ``--refresh-every`` iterations the ``self`` seats get the learner's weights.
+    League (both modes): when the learner won ``--league-threshold`` of its last
+    ``--league-window`` episodes, a frozen snapshot joins the pool (``--snapshot-weight``,
+    ``--max-snapshots``), and the window starts again, as with ``--engine sb3``.
+    """
+
+    def __init__(self, args: argparse.Namespace, threshold: float) -> None:
+        self.args, self.threshold = args, threshold
+        self.self_play = not args.opponents
+        self.recent: collections.deque = collections.deque()  # (wins, episodes) per iteration
+        self.joined: list[str] = []
+
+    def update(self, algo: Any, row: dict[str, Any], steps: int, it: int) -> dict[str, Any]:
+        """After an iteration: refresh or grow the pool; what happened (for ``progress.jsonl``)."""
+        args, out = self.args, {}
+        if self.self_play and it % args.refresh_every == 0:
+            on_every_pool(algo, "refresh_self", learner_state(algo))
+            out["refreshed"] = True
+        self.recent.append((row["wins"], row["episodes"]))
+        while len(self.recent) > 1 and sum(e for _, e in self.recent) - self.recent[0][1] >= args.league_window:
+            self.recent.popleft()
+        episodes = sum(e for _, e in self.recent)
+        rate = sum(w for w, _ in self.recent) / episodes if episodes else 0.0
+        out.update(window_episodes=episodes, window_win_rate=rate)
+        if episodes >= args.league_window and rate >= self.threshold and args.snapshot_weight > 0:
+            name = f"snapshot@{steps}"
+            on_every_pool(algo, "add_snapshot", learner_state(algo), name, args.snapshot_weight, args.max_snapshots)
+            self.joined.append(name)
+            self.recent.clear()
+            out["joined"] = name
+            if not args.quiet:
+                print(f"[{steps}] {name} joins the pool (win rate {rate:.3f} >= {self.threshold:.3f})", flush=True)
+        return out
+
+
+def progress_row(res: dict[str, Any], it: int, prev_steps: int, seconds: float, elapsed: float) -> dict[str, Any]:
+    """One line of ``progress.jsonl`` from RLlib's results: steps, speed, the episodes' win rate
+    (this iteration's, by opponent, and RLlib's ``win_rate`` over the last 1,000 episodes), losses."""
+    er = res.get("env_runners", {})
+    steps = int(er.get("num_env_steps_sampled_lifetime", prev_steps))
+    def count(x: Any) -> float:  # a sum over no episode this iteration reads NaN (or is missing)
+        return 0.0 if x is None or x != x else float(x)
+
+    episodes, wins = int(count(er.get("episodes"))), count(er.get("wins"))
+    wins_vs = {k: count(v) for k, v in (er.get("wins_vs") or {}).items()}
+    episodes_vs = {k: count(v) for k, v in (er.get("episodes_vs") or {}).items()}
+    last_1000 = er.get("win_rate")
+    return {"iteration": it, "steps": steps, "seconds": elapsed, "steps_per_second": (steps - prev_steps) / max(seconds, 1e-9),
+            "episodes": episodes, "wins": wins, "win_rate": wins / episodes if episodes else None,
+            "win_rate_vs": {k: float(wins_vs.get(k, 0.0)) / n for k, n in episodes_vs.items() if n},
+            "win_rate_last_1000": None if last_1000 is None or last_1000 != last_1000 else float(last_1000),
+            "episode_return_mean": er.get("episode_return_mean"), "episode_len_mean": er.get("episode_len_mean"),
+            "learner": {k: v for k, v in res.get("learners", {}).get(MODULE_ID, {}).items()
+                        if k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "curr_kl_coeff")}}
+
+
+def console_line(row: dict[str, Any]) -> str:
+    rate = "-" if row["win_rate"] is None else f"{row['win_rate']:.3f}"
+    vs = ", ".join(f"{k} {v:.3f}" for k, v in sorted(row["win_rate_vs"].items()))
+    return (f"[{row['iteration']}] {row['steps']:,} steps, {row['steps_per_second']:,.0f} steps/s, "
+            f"win rate {rate} over {row['episodes']} episodes" + (f" ({vs})" if vs else ""))
+
+
+def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+    """The saved policy against each ``--eval-against`` agent on ``--final-deals`` duplicate deals
+    (the SB3 engine's final evaluation: the same seed and table)."""
+    from evaluation.arena import evaluate
+
+    spec, results = f"rllib:{model}", {}
+    arena_rules = {k: v for k, v in plan.rules_kwargs.items() if k != "num_players"}
+    for opp in plan.eval_against:
+        rep = evaluate(args.game, [spec, opp], deals=args.final_deals, seed=12345, players=plan.rules.num_players,
+                       rules_kwargs=arena_rules, matches=args.episode == "match")
+        a = next(x for x in rep.agents if x.name == spec)
+        results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
+                        "mean_points": a.mean_points, "deals": args.final_deals,
+                        "unit": "matches" if args.episode == "match" else "rounds"}
+        if not args.quiet:
+            print(f"final arena vs {opp}: win rate {a.win_rate:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}] "
+                  f"over {a.games} {results[opp]['unit']}", flush=True)
+    return results
+
+
+def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
+    """Merge ``extra`` into the model's ``deckgym_meta.json`` (written whole, then renamed)."""
+    from agents.rllib_agent import META_NAME, read_metadata
+
+    path = os.path.join(model, META_NAME)
+    with open(path + ".tmp", "w") as f:
+        json.dump({**read_metadata(model), **extra}, f, indent=2, default=str)
+    os.replace(path + ".tmp", path)
+
+
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
     if args is None:
         args = build_parser(engine="rllib").parse_args(argv)
@@ -158,24 +289,23 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- Ray: everything heavy is imported only now ----------------------------------------
     ray = init_ray(args.ray_address)
     from agents.rllib_agent import model_metadata_rllib
-    from training.rllib_env import LearnerSeatsEnv
+    from training.rllib_env import RLlibVectorEnv
 
     game = args.game
     pool = pool_or_self_play(args.opponents)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
                   "opponents": pool, "features": not args.no_features, "features_version": args.features_version}
-    probe = LearnerSeatsEnv(**env_config)
-    probe.reset(seed=0)
+    probe = RLlibVectorEnv(**{**env_config, "opponents": pool or [("random", 1.0)]})  # the spaces and the core
 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
     os.makedirs(run_dir, exist_ok=True)
-    sb3_only = ("n_steps", "shaping", "league_threshold", "league_window", "snapshot_weight",
-                "max_snapshots", "eval_every", "eval_deals", "eval_against", "final_deals", "init", "threads", "out")
+    threshold = league_threshold(args, probe.num_players)
+    sb3_only = ("n_steps", "shaping", "eval_every", "eval_deals", "init", "threads", "out")
     config = {k: v for k, v in vars(args).items() if k not in ("func", *sb3_only)}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
-                  features_version=probe.features_version, ray_version=ray.__version__,
-                  command=command_line(args))
+                  features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
+                  eval_against=plan.eval_against, command=command_line(args))
     meta = model_metadata_rllib(probe.core, game, features=not args.no_features,
                                 features_version=probe.features_version, train_config=config)
     with open(os.path.join(run_dir, "config.json"), "w") as f:
@@ -183,12 +313,15 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
 
     # -- the algorithm, the optional warm start, the training loop ----------------------------
     # Ctrl-C (SIGINT) from here on stops the run: the policy and the summary are saved.
-    spec = module_spec(args, probe.observation_space(probe.agents[0]), probe.action_space(probe.agents[0]))
+    spec = module_spec(args, probe.single_observation_space, probe.single_action_space)
+    env_config.update(module_spec=spec, meta=meta)  # self-play and the league build their snapshots from them
     algo = build_config(args, env_config).build_algo()
+    league = League(args, threshold)
     steps = it = 0
-    ckpt, model, interrupted = None, None, False
+    ckpt, model, interrupted, final = None, None, False, None
     t_start = time.perf_counter()
     try:
+        on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the learner's weights on every seat
         if args.bc_teacher:
             t_bc = time.perf_counter()
             bc = behaviour_clone(algo, spec, args, plan, probe.features_version)
@@ -202,21 +335,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 t0 = time.perf_counter()
                 res = algo.train()
                 it += 1
-                er = res.get("env_runners", {})
-                new_steps = int(er.get("num_env_steps_sampled_lifetime", steps))
-                row = {"iteration": it, "steps": new_steps, "seconds": time.perf_counter() - t_start,
-                       "steps_per_second": (new_steps - steps) / max(time.perf_counter() - t0, 1e-9),
-                       "episode_return_mean": er.get("episode_return_mean"),
-                       "episode_len_mean": er.get("episode_len_mean"),
-                       "module_return_mean": (er.get("module_episode_returns_mean") or {}).get(MODULE_ID),
-                       "learner": {k: v for k, v in res.get("learners", {}).get(MODULE_ID, {}).items()
-                                   if k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "curr_kl_coeff")}}
-                steps = new_steps
+                row = progress_row(res, it, steps, time.perf_counter() - t0, time.perf_counter() - t_start)
+                steps = row["steps"]
+                row["league"] = league.update(algo, row, steps, it)
                 log.write(json.dumps(row, default=float) + "\n")
                 log.flush()
                 if not args.quiet:
-                    print(f"[{it}] {steps:,} steps, {row['steps_per_second']:,.0f} steps/s, "
-                          f"return {row['module_return_mean']}", flush=True)
+                    print(console_line(row), flush=True)
                 out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
                 if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
                     ckpt, model = save_model(algo, spec, run_dir, {
@@ -224,6 +349,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                         "training_minutes": (time.perf_counter() - t_start) / 60})
                 if out_of_time:
                     break
+        if model is not None and args.final_deals:
+            final = final_arena(model, args, plan)
     except KeyboardInterrupt:
         interrupted = True
     try:
@@ -235,11 +362,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 _, model = save_model(algo, spec, run_dir, {
                     **meta, "steps": steps, "iterations": it, "interrupted": True,
                     "training_minutes": (time.perf_counter() - t_start) / 60}, checkpoint=False)
+            elif final is not None:
+                add_to_metadata(model, {"arena": final, "arena_deals": args.final_deals})
             summary = {"run": run_name, "run_dir": run_dir, "checkpoint": ckpt, "model": model,
                        "agent": f"rllib:{model}", "steps": steps, "iterations": it,
                        "minutes": (time.perf_counter() - t_start) / 60,
                        "steps_per_second": steps / max(time.perf_counter() - t_start, 1e-9),
-                       "interrupted": interrupted}
+                       "snapshots": league.joined, "arena": final, "interrupted": interrupted}
             with open(os.path.join(run_dir, "summary.json"), "w") as f:
                 json.dump(summary, f, indent=2)
     finally:

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.vector_env import league_weights
 from training.args import build_parser, command_line, validate
 from training.interrupts import no_interrupts
 
@@ -175,9 +176,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         tracker = WinTracker()
 
         def pool_weights(n_snap: int) -> list[float]:
-            if n_snap == 0:
-                return list(base_weights)
-            return list(base_weights * (1 - args.snapshot_weight)) + [args.snapshot_weight / n_snap] * n_snap
+            return list(league_weights(base_weights, n_snap, args.snapshot_weight))
 
         arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
 
