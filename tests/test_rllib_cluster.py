@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -152,10 +155,12 @@ def run_cli(args: list[str], home) -> subprocess.CompletedProcess:
 def head(tmp_path_factory):
     """The README's one-machine recipe with token auth on (a token in the head's HOME)."""
     tmp = tmp_path_factory.mktemp("head")
-    home, temp_dir = tmp / "home", tmp / "ray"
+    home = tmp / "home"
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
-    temp_dir.mkdir()
+    # Ray's socket paths live under its temp dir and may not exceed 107 bytes: a short folder,
+    # not pytest's deep (and run-numbered) one
+    temp_dir = Path(tempfile.mkdtemp(prefix="rayh", dir="/tmp"))
     port = free_port()
     env = {**client_env(home), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     cmd = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--node-ip-address", "127.0.0.1",
@@ -172,7 +177,10 @@ def head(tmp_path_factory):
             time.sleep(1)
         yield {"address": f"127.0.0.1:{port}", "home": home, "pid": proc.pid, "tmp": tmp}
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the head's own process group, never `ray stop`
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)  # the head's own process group, never `ray stop`
+        except ProcessLookupError:  # it exited by itself (the failure above says why)
+            pass
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -182,6 +190,7 @@ def head(tmp_path_factory):
         except ProcessLookupError:
             pass
         proc.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def test_the_head_listens_on_loopback_only(head):
