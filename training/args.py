@@ -6,7 +6,8 @@ and :func:`validate` turns the parsed arguments into a :class:`TrainPlan` (rules
 run folder, model path, the steps that will really be trained) or raises ``ValueError``
 naming the flag: a zero or negative size, a weight that is not a positive number, an
 unknown agent, a missing ``--init`` model, an output folder that is missing or read-only,
-a ``--run-name`` that is already taken. Nothing is created on disk here.
+a ``--run-name`` that is already taken, a ``--resume`` folder that is not an expert-iteration
+run. Nothing is created on disk here.
 """
 
 from __future__ import annotations
@@ -84,12 +85,21 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     from agents.registry import make_agent
     from deckgym.registration import game as game_entry, parse_rule_overrides
 
+    if getattr(args, "resume", None):
+        from training.expert_iteration import resume_settings
+
+        if not getattr(args, "expert", None):
+            raise ValueError("--resume continues an expert-iteration run: give its --expert too "
+                             "(a PPO run is continued with --init MODEL)")
+        resume_settings(args)  # the run's own settings from its config.json
     entry = game_entry(args.game)
     for flag, low in (("--total-steps", 1), ("--num-envs", 1), ("--n-steps", 1), ("--batch-size", 1),
                       ("--epochs", 1), ("--league-window", 1), ("--max-snapshots", 0), ("--eval-every", 1),
                       ("--eval-deals", 1), ("--final-deals", 0), ("--bc-samples", 1), ("--bc-epochs", 1),
-                      ("--threads", 1), ("--seed", 0)):
+                      ("--threads", 1), ("--seed", 0), ("--expert-iterations", 1), ("--expert-samples", 1), ("--expert-epochs", 1),
+                      ("--expert-buffer", 1)):
         check_range(flag, getattr(args, flag[2:].replace("-", "_")), low)
+    check_range("--expert-lr", args.expert_lr, 0, low_open=True)
     check_range("--lr", args.lr, 0, low_open=True)
     check_range("--gamma", args.gamma, 0, 1, low_open=True)
     check_range("--gae-lambda", args.gae_lambda, 0, 1)
@@ -112,7 +122,8 @@ def validate(args: argparse.Namespace) -> TrainPlan:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)
     for flag, specs in (("--opponents", [s for s, _ in pool]), ("--eval-against", eval_against),
-                        ("--bc-teacher", [args.bc_teacher] if args.bc_teacher else [])):
+                        ("--bc-teacher", [args.bc_teacher] if args.bc_teacher else []),
+                        ("--expert", [args.expert] if args.expert else [])):
         for spec in specs:
             try:
                 make_agent(spec, core, game=args.game)
@@ -123,8 +134,17 @@ def validate(args: argparse.Namespace) -> TrainPlan:
 
         check_metadata(read_metadata(args.init), core, args.game, where=f"--init model {args.init}")
 
-    check_output_dir(args.runs, "--runs")
-    if args.run_name is not None:
+    if args.expert and (args.bc_teacher or args.init):
+        raise ValueError("--expert trains from its own labels: leave out --bc-teacher and --init "
+                         "(continue its model with PPO afterwards: --init runs/<run>/best.zip)")
+    if args.expert and args.engine != "sb3":
+        raise ValueError("--expert works with --engine sb3 only")
+    kind = "expert" if args.expert else "ppo"
+    if args.resume:  # resume_settings checked the folder
+        run_dir = os.path.normpath(args.resume)
+        run_name = os.path.basename(run_dir)
+    elif args.run_name is not None:
+        check_output_dir(args.runs, "--runs")
         if not args.run_name.strip() or os.sep in args.run_name or args.run_name in (".", ".."):
             raise ValueError(f"--run-name must be a plain folder name, got {args.run_name!r}")
         run_name = args.run_name
@@ -132,11 +152,13 @@ def validate(args: argparse.Namespace) -> TrainPlan:
             raise ValueError(f"--run-name {run_name}: {os.path.join(args.runs, run_name)} already exists "
                              "(one folder per run: pick another name or remove it)")
     else:  # a fresh name; two runs started in the same second get a suffix
-        run_name = base = f"{args.game}__ppo__{args.seed}__{int(time.time())}"
+        check_output_dir(args.runs, "--runs")
+        run_name = base = f"{args.game}__{kind}__{args.seed}__{int(time.time())}"
         k = 2
         while os.path.exists(os.path.join(args.runs, run_name)):
             run_name, k = f"{base}-{k}", k + 1
-    run_dir = os.path.join(args.runs, run_name)
+    if not args.resume:
+        run_dir = os.path.join(args.runs, run_name)
     out_path = _zip_path(args.out) if args.out else os.path.join(run_dir, "best.zip")
     if args.out:
         check_output_file(out_path, "--out")
@@ -239,6 +261,17 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
                    help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
     p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
     p.add_argument("--bc-epochs", type=int, default=4, help="epochs of behaviour cloning")
+    p.add_argument("--expert", default=None, metavar="SPEC",
+                   help="expert iteration instead of PPO: the network plays, this agent labels the states it "
+                        "reaches, the network is refitted, repeat (training/expert_iteration.py)")
+    p.add_argument("--expert-iterations", type=int, default=8, help="expert iteration: play-label-refit rounds")
+    p.add_argument("--expert-samples", type=int, default=100_000, help="expert iteration: decisions labelled per round")
+    p.add_argument("--expert-epochs", type=int, default=3, help="expert iteration: epochs over the data set per round")
+    p.add_argument("--expert-buffer", type=int, default=300_000,
+                   help="expert iteration: the data set keeps the newest this many decisions")
+    p.add_argument("--expert-lr", type=float, default=1e-3, help="expert iteration: learning rate of the refit")
+    p.add_argument("--resume", default=None, metavar="RUN",
+                   help="expert iteration: go on with this run folder (its own settings) after Ctrl-C")
     p.add_argument("--seed", type=int, default=1, help="seed of the games, the network and the opponents")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
     p.add_argument("--runs", default="runs", help="directory of the runs")

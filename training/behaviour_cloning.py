@@ -5,7 +5,8 @@ Two steps, each engine-free:
 - :func:`collect_teacher_samples`: the teacher agent plays the learner's seat in a
   :class:`deckgym.vector_env.DeckGymVectorEnv` (``SAME_STEP`` autoreset, the opponents
   inside); every decision is kept with its observation (features included), mask, action
-  and discounted return.
+  and discounted return. With ``player=`` another policy (the network, in expert iteration,
+  ``training.expert_iteration``) plays and the teacher only labels the states it reaches.
 - :func:`fit`: Adam on cross-entropy to the teacher's actions plus half the squared error of
   the value to the return, over minibatches of a seeded permutation. The engine supplies
   ``losses(X, M, A, R, V)``, its network's cross-entropy, accuracy and value loss on one
@@ -33,14 +34,30 @@ class TeacherSamples:
     actions: np.ndarray
     returns: np.ndarray
     valid: np.ndarray
+    played: np.ndarray | None = None  # (n,) the actions played, when a ``player`` other than the teacher played
 
     def __len__(self) -> int:
         return len(self.actions)
 
+    def agreement(self) -> float:
+        """Share of the decisions where the player's action was the teacher's (1.0 if the teacher played)."""
+        return 1.0 if self.played is None or not len(self) else float(np.mean(self.played == self.actions))
 
-def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float, seed: int) -> TeacherSamples:
+    def newest(self, older: "TeacherSamples | None", limit: int) -> "TeacherSamples":
+        """``older`` followed by these rows, keeping the newest ``limit`` (a DAgger data set)."""
+        parts = [self] if older is None else [older, self]
+        cut = lambda a: a[-limit:]  # noqa: E731
+        return TeacherSamples(*(cut(np.concatenate([getattr(p, k) for p in parts]))
+                                for k in ("obs", "masks", "actions", "returns", "valid")))
+
+
+def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float, seed: int,
+                            player: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> TeacherSamples:
     """About ``samples`` decisions (``samples // num_envs`` steps of every game, at least one) of
-    ``teacher`` in the learner's seat of ``venv``, reset with ``seed``."""
+    ``teacher`` in the learner's seat of ``venv``, reset with ``seed``.
+
+    ``player(obs, masks)``, if given, plays instead (on the full observation, features
+    included); the teacher labels every state it reaches, and the returns are the player's."""
     from gymnasium.vector import AutoresetMode
 
     if venv.autoreset_mode != AutoresetMode.SAME_STEP:
@@ -54,11 +71,17 @@ def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float,
     act_buf = np.zeros((T, B), np.int64)
     rew_buf = np.zeros((T, B), np.float32)
     done_buf = np.zeros((T, B), bool)
+    played = None if player is None else np.zeros((T, B), np.int64)
     obs, _ = venv.reset(seed=seed)
     for t in range(T):
         masks = venv.action_masks()
         a = teacher.act(obs[:, :n_raw], masks)  # the teacher reads the raw observation, as in play
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, a
+        if player is not None:
+            a = np.asarray(player(obs, masks), np.int64)
+            if not masks[np.arange(B), a].all():
+                raise ValueError("the playing policy chose an illegal action")
+            played[t] = a
         obs, rew, term, trunc, _ = venv.step(a)
         rew_buf[t], done_buf[t] = rew, term | trunc
     # discounted returns; samples after a game's last finished episode have none (invalid)
@@ -71,7 +94,7 @@ def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float,
         g = rew_buf[t] + gamma * g * (~done_buf[t])
         ret[t], valid[t] = g, seen_end
     return TeacherSamples(obs_buf.reshape(T * B, -1), mask_buf.reshape(T * B, -1), act_buf.reshape(-1),
-                          ret.reshape(-1), valid.reshape(-1))
+                          ret.reshape(-1), valid.reshape(-1), None if played is None else played.reshape(-1))
 
 
 Losses = Callable[[Any, np.ndarray, Any, Any, Any], tuple[Any, Any, Any]]

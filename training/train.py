@@ -52,13 +52,10 @@ from training.args import build_parser, command_line, validate
 from training.interrupts import no_interrupts
 
 
-def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
-                    quiet: bool = True) -> dict[str, Any]:
-    """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent
-    (``training.behaviour_cloning``), played in ``env``'s games."""
-    from training.behaviour_cloning import clone_teacher, masked_value_loss
-
-    policy = model.policy
+def sb3_losses(policy: Any) -> Any:
+    """``losses(X, M, A, R, V)`` of a MaskablePPO policy for ``training.behaviour_cloning.fit``:
+    cross-entropy to the actions ``A``, accuracy, and the value's squared error on the valid returns."""
+    from training.behaviour_cloning import masked_value_loss
 
     def losses(X: Any, M: np.ndarray, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
         dist = policy.get_distribution(X, action_masks=M)
@@ -66,16 +63,48 @@ def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epoch
         acc = (dist.distribution.probs.argmax(dim=1) == A).float().mean()
         return ce, acc, masked_value_loss(policy.predict_values(X).squeeze(-1), R, V)
 
+    return losses
+
+
+def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
+                    quiet: bool = True) -> dict[str, Any]:
+    """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent
+    (``training.behaviour_cloning``), played in ``env``'s games."""
+    from training.behaviour_cloning import clone_teacher
+
+    policy = model.policy
     policy.set_training_mode(True)
-    result = clone_teacher(env.venv, teacher_spec, policy.parameters(), losses, samples, epochs, gamma, seed, quiet)
+    result = clone_teacher(env.venv, teacher_spec, policy.parameters(), sb3_losses(policy), samples, epochs, gamma,
+                           seed, quiet)
     policy.set_training_mode(False)
     return result
+
+
+def arena_results(game: str, path: str, eval_against: list[str], deals: int, players: int,
+                  rules_kwargs: dict[str, Any], matches: bool) -> dict[str, Any]:
+    """The model at ``path`` against each of ``eval_against`` on ``deals`` duplicate deals (seed 12345):
+    win rate, 95% CI, games and points by opponent."""
+    from evaluation.arena import evaluate
+
+    arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
+    results = {}
+    for opp in eval_against:
+        rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=players, rules_kwargs=arena_rules,
+                       matches=matches)
+        a = next(x for x in rep.agents if x.name.startswith("ppo:"))
+        results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
+                        "mean_points": a.mean_points, "deals": deals, "unit": "matches" if matches else "rounds"}
+    return results
 
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
     if args is None:
         args = build_parser().parse_args(argv)
     plan = validate(args)  # every argument checked before anything is built or written
+    if args.expert:  # expert iteration instead of PPO
+        from training.expert_iteration import main as expert_main
+
+        return expert_main(args, plan)
 
     # -- imports (heavy ones here, so `deckgym --help` stays fast) ---------------------------
     import torch
@@ -85,7 +114,6 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
-    from evaluation.arena import evaluate
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
@@ -178,18 +206,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         def pool_weights(n_snap: int) -> list[float]:
             return list(league_weights(base_weights, n_snap, args.snapshot_weight))
 
-        arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
-
         def arena(path: str, deals: int) -> dict[str, Any]:
-            results = {}
-            for opp in eval_against:
-                rep = evaluate(game, [f"ppo:{path}", opp], deals=deals, seed=12345, players=P, rules_kwargs=arena_rules,
-                               matches=args.episode == "match")
-                a = next(x for x in rep.agents if x.name.startswith("ppo:"))
-                results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
-                                "mean_points": a.mean_points, "deals": deals,
-                                "unit": "matches" if args.episode == "match" else "rounds"}
-            return results
+            return arena_results(game, path, eval_against, deals, P, rules_kwargs, args.episode == "match")
 
         # -- training loop ------------------------------------------------------------------------
         chunk = plan.chunk  # one rollout per learn() call: steps come in whole rollouts

@@ -1,0 +1,125 @@
+"""Expert iteration (``deckgym train GAME --expert SPEC``): the network plays, the expert labels
+the states it reached, the network is refitted; the state survives Ctrl-C and ``--resume``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from agents.ppo import read_metadata  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from deckgym.vector_env import DeckGymVectorEnv  # noqa: E402
+from gymnasium.vector import AutoresetMode  # noqa: E402
+from training import behaviour_cloning, train  # noqa: E402
+from training.behaviour_cloning import collect_teacher_samples  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _args(tmp_path, *extra):
+    return ["racko", "--players", "2", "--num-envs", "8", "--net", "16", "--opponents", "random=1",
+            "--expert", "racko:bucket", "--expert-samples", "64", "--expert-epochs", "1", "--expert-buffer", "100",
+            "--eval-deals", "2", "--eval-against", "random", "--final-deals", "0", "--runs", str(tmp_path / "runs"),
+            "--quiet", "--seed", "4", *extra]
+
+
+def _weights(path):
+    from agents.ppo import load_policy
+
+    return [p.detach().numpy().copy() for p in load_policy(str(path)).parameters()]
+
+
+def test_labels_are_the_experts_on_the_players_states():
+    """With a player, the stored actions are the teacher's on the states the player reached."""
+    venv = DeckGymVectorEnv("racko", num_envs=8, num_players=2, opponents=["random"], features=True,
+                            autoreset_mode=AutoresetMode.SAME_STEP)
+    teacher = make_agent("racko:bucket", venv.core, seed=0, game="racko")
+    rng = np.random.default_rng(0)
+
+    def player(obs, masks):  # the last legal action: not what bucket plays
+        return masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)
+
+    data = collect_teacher_samples(venv, teacher, 160, 0.99, seed=2, player=player)
+    n_raw = venv.core.obs_size
+    check = make_agent("racko:bucket", venv.core, seed=0, game="racko")
+    np.testing.assert_array_equal(data.actions, np.concatenate(
+        [check.act(data.obs[i:i + 8, :n_raw], data.masks[i:i + 8]) for i in range(0, len(data), 8)]))
+    assert (data.played == (13 - 1 - np.argmax(data.masks[:, ::-1], axis=1))).all()
+    assert data.agreement() < 1.0  # the player is not the teacher
+    # the states are the player's: replaying the player's actions from the same seed gives them
+    venv2 = DeckGymVectorEnv("racko", num_envs=8, num_players=2, opponents=["random"], features=True,
+                             autoreset_mode=AutoresetMode.SAME_STEP)
+    obs, _ = venv2.reset(seed=2)
+    for t in range(len(data) // 8):
+        np.testing.assert_array_equal(obs, data.obs[8 * t:8 * t + 8])
+        obs, *_ = venv2.step(data.played[8 * t:8 * t + 8])
+    del rng
+
+
+def test_dataset_keeps_the_newest_rows():
+    venv = DeckGymVectorEnv("racko", num_envs=4, num_players=2, opponents=["random"], autoreset_mode=AutoresetMode.SAME_STEP)
+    teacher = make_agent("random", venv.core, seed=0, game="racko")
+    a = collect_teacher_samples(venv, teacher, 40, 0.99, seed=1)
+    b = collect_teacher_samples(venv, teacher, 40, 0.99, seed=2)
+    both = b.newest(a, 60)
+    assert len(both) == 60
+    np.testing.assert_array_equal(both.obs[-40:], b.obs)
+    np.testing.assert_array_equal(both.actions[:20], a.actions[-20:])
+
+
+def test_expert_iteration_runs_logs_and_saves_a_playable_model(tmp_path):
+    summary = train.main(_args(tmp_path, "--expert-iterations", "2"))
+    run = tmp_path / "runs" / summary["run"]
+    assert summary["run"].startswith("racko__expert__4__") and summary["iterations"] == 2
+    hist = json.loads((run / "evals.json").read_text())
+    assert [h["iteration"] for h in hist] == [1, 2] and hist[0]["agreement"] == 1.0  # the expert played first
+    assert 0 <= hist[1]["agreement"] <= 1 and hist[1]["data"] == 100 and "random" in hist[1]["arena"]
+    meta = read_metadata(summary["out"])
+    assert meta["train_config"]["expert"] == "racko:bucket" and meta["expert_iteration"] in (1, 2)
+    assert (run / "expert_state.json").exists() and len(list((run / "checkpoints").glob("iteration_*.zip"))) == 2
+
+
+def test_ctrl_c_keeps_the_state_and_resume_ends_as_an_uninterrupted_run(tmp_path, monkeypatch):
+    straight = train.main(_args(tmp_path, "--expert-iterations", "3", "--run-name", "straight"))
+    calls = {"n": 0}
+    real_fit = behaviour_cloning.fit
+
+    def fit_then_ctrl_c(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:  # Ctrl-C in the second iteration's refit
+            raise KeyboardInterrupt
+        return real_fit(*a, **k)
+
+    monkeypatch.setattr(behaviour_cloning, "fit", fit_then_ctrl_c)
+    cut = train.main(_args(tmp_path, "--expert-iterations", "3", "--run-name", "cut"))
+    assert cut["interrupted"] and cut["iterations"] == 1
+    run = tmp_path / "runs" / "cut"
+    assert json.loads((run / "summary.json").read_text())["interrupted"]
+    assert json.loads((run / "expert_state.json").read_text())["iteration"] == 1
+    monkeypatch.setattr(behaviour_cloning, "fit", real_fit)
+    # resumed with other sizes on the command line: the run's own settings win
+    resumed = train.main(["racko", "--expert", "racko:bucket", "--resume", str(run), "--num-envs", "16",
+                          "--expert-iterations", "3", "--quiet"])
+    assert not resumed["interrupted"] and resumed["iterations"] == 3
+    assert [h["iteration"] for h in json.loads((run / "evals.json").read_text())] == [1, 2, 3]
+    for a, b in zip(_weights(tmp_path / "runs" / "straight" / "expert_model.zip"), _weights(run / "expert_model.zip")):
+        np.testing.assert_array_equal(a, b)
+    del straight
+
+
+def test_bad_expert_and_resume_arguments_are_one_line_errors(tmp_path):
+    with pytest.raises(ValueError, match="--expert"):
+        train.main(_args(tmp_path)[:-2] + ["--expert", "nosuch:agent"])
+    with pytest.raises(ValueError, match="--resume .*not an expert-iteration run"):
+        train.main(_args(tmp_path, "--resume", str(tmp_path)))
+    with pytest.raises(ValueError, match="--resume continues an expert-iteration run"):
+        train.main(["racko", "--resume", str(tmp_path)])
+    with pytest.raises(ValueError, match="--expert-samples"):
+        train.main(_args(tmp_path, "--expert-samples", "0"))
+    with pytest.raises(ValueError, match="--bc-teacher"):
+        train.main(_args(tmp_path, "--bc-teacher", "random"))

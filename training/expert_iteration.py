@@ -1,0 +1,207 @@
+"""Expert iteration, DAgger style: ``deckgym train GAME --expert SPEC``.
+
+    deckgym train racko --players 2 --expert racko:lookahead --expert-iterations 8 --out models/mine.zip
+    deckgym train racko --expert racko:lookahead --resume runs/racko__expert__1__1796160000   # after Ctrl-C
+
+The network is a MaskablePPO policy (the file plays as ``ppo:PATH``, and ``--init`` continues
+it with PPO). Each iteration:
+
+1. **play**: the network, sampling from its policy, plays the learner's seat of ``--num-envs``
+   games against the opponent pool, about ``--expert-samples`` decisions (the first
+   iteration, before the network knows anything, the expert plays instead);
+2. **label**: the expert's action on every state the network reached (the expert reads the
+   raw observation, as in play); the value target is the discounted return of the
+   network's own play (``training.behaviour_cloning.collect_teacher_samples``, ``player=``);
+3. **refit**: the network is fitted on the aggregated data set, the newest
+   ``--expert-buffer`` decisions of all iterations (``training.behaviour_cloning.fit``);
+4. **evaluate**: arena on ``--eval-deals`` duplicate deals against ``--eval-against``; the best
+   iteration (against the first of them) is saved to ``--out``.
+
+The run folder holds the state after every finished iteration (``expert_state.json``, the
+network ``expert_model.zip``, the data set ``expert_data.npz``), so ``--resume RUN`` goes on
+from the last finished iteration with the run's own settings; every iteration draws its
+randomness from ``(seed, iteration)``, so a resumed run ends where an uninterrupted one does.
+Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from deckgym.rng import seed_of
+from training.interrupts import no_interrupts
+
+STATE, MODEL, DATA = "expert_state.json", "expert_model.zip", "expert_data.npz"
+# settings of the run itself: a resumed run takes them from its config.json, not the command line
+RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
+                "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
+                "eval_against", "eval_deals", "final_deals", "lr", "n_steps", "batch_size", "epochs", "out")
+
+
+def resume_settings(args: argparse.Namespace) -> None:
+    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's;
+    ``ValueError`` if RUN is not an expert-iteration run or was started with another game or expert."""
+    run = args.resume
+    state = os.path.join(run, STATE)
+    if not os.path.isfile(state) or not os.path.isfile(os.path.join(run, "config.json")):
+        raise ValueError(f"--resume {run}: not an expert-iteration run folder (no {STATE}: no iteration finished "
+                         "there yet, or another kind of run)")
+    with open(os.path.join(run, "config.json")) as f:
+        config = json.load(f)
+    for key, flag in (("game", "GAME"), ("expert", "--expert")):
+        if args.__dict__.get(key) not in (None, config.get(key)):
+            raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
+                             f"not {args.__dict__.get(key)}")
+    for key in RUN_SETTINGS:
+        if key in config:
+            setattr(args, key, config[key])
+
+
+def _player(policy: Any, rng: np.random.Generator) -> Any:
+    """The network as a sampling player on full observations (features included)."""
+    import torch
+
+    def play(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            x = torch.as_tensor(obs)
+            latent = policy.mlp_extractor.forward_actor(policy.extract_features(x, policy.pi_features_extractor))
+            logits = policy.action_net(latent).numpy()
+        logits = np.where(masks, logits + rng.gumbel(size=logits.shape), -np.inf)  # Gumbel-max: a policy sample
+        return np.argmax(logits, axis=1).astype(np.int64)
+
+    return play
+
+
+def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state: dict[str, Any]) -> None:
+    """The state after a finished iteration, each file replaced atomically (data and model first)."""
+    from agents.ppo import save_model
+
+    tmp = os.path.join(run_dir, "expert_data.tmp.npz")
+    np.savez(tmp, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
+    os.replace(tmp, os.path.join(run_dir, DATA))
+    save_model(model, os.path.join(run_dir, MODEL), {**meta, "expert_iteration": state["iteration"]})
+    with open(os.path.join(run_dir, STATE + ".tmp"), "w") as f:
+        json.dump(state, f, indent=2)
+    os.replace(os.path.join(run_dir, STATE + ".tmp"), os.path.join(run_dir, STATE))
+
+
+def _load_data(run_dir: str) -> Any:
+    from training.behaviour_cloning import TeacherSamples
+
+    with np.load(os.path.join(run_dir, DATA)) as z:
+        return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
+
+
+def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+    """Run (or resume) expert iteration as ``args`` and the validated ``plan`` say; returns the summary."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import model_metadata, save_model, update_metadata
+    from agents.registry import make_agent
+    from training.args import command_line
+    from training.behaviour_cloning import collect_teacher_samples, fit
+    from training.train import arena_results, sb3_losses
+    from training.vec_env import CoreVecEnv
+
+    torch.set_num_threads(args.threads)
+    game, P, run_dir, out_path = args.game, plan.rules.num_players, plan.run_dir, plan.out_path
+    resumed = bool(args.resume)
+    env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
+                     opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
+                     reward=args.reward, features=not args.no_features, seed=args.seed,
+                     features_version=args.features_version)
+    venv = env.venv
+    config = {k: v for k, v in vars(args).items() if k != "func"}
+    config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,
+                  command=command_line(args), mode="expert iteration")
+    meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
+                          train_config=config)
+    if resumed:
+        with open(os.path.join(run_dir, STATE)) as f:
+            state = json.load(f)
+        model = MaskablePPO.load(os.path.join(run_dir, MODEL), env=env, device="cpu")
+        data = _load_data(run_dir)
+        print(f"resuming {run_dir} after iteration {state['iteration']}", flush=True)
+    else:
+        model = MaskablePPO("MlpPolicy", env, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
+                            n_epochs=args.epochs, gamma=args.gamma, seed=args.seed, device="cpu", verbose=0,
+                            policy_kwargs={"net_arch": {"pi": plan.hidden, "vf": plan.hidden}})
+        os.makedirs(run_dir)
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump(config, f, indent=2, default=str)
+        state = {"iteration": 0, "samples": 0, "minutes": 0.0, "history": [], "best": {"score": -1.0, "iteration": 0}}
+        data = None
+    policy = model.policy
+    expert = make_agent(args.expert, env.core, seed=args.seed, game=game)
+    t0 = time.perf_counter()
+    minutes0 = float(state["minutes"])
+    interrupted = False
+    print(f"run {run_dir}: expert iteration with {args.expert}, iterations {state['iteration'] + 1}.."
+          f"{args.expert_iterations}, {args.expert_samples:,} decisions each", flush=True)
+    try:
+        while state["iteration"] < args.expert_iterations:
+            if args.max_minutes is not None and time.perf_counter() - t0 > 60 * args.max_minutes:
+                break
+            it = state["iteration"] + 1
+            t_it = time.perf_counter()
+            expert.seed(seed_of(args.seed, it, 1))
+            # iteration 1: the expert plays (the untrained network would only reach the first turns)
+            player = None if it == 1 else _player(policy, np.random.default_rng(seed_of(args.seed, it, 2)))
+            new = collect_teacher_samples(venv, expert, args.expert_samples, args.gamma, seed_of(args.seed, it, 3),
+                                          player=player)
+            data = new.newest(data, args.expert_buffer)
+            policy.set_training_mode(True)
+            log = fit(policy.parameters(), sb3_losses(policy), data, args.expert_epochs, seed_of(args.seed, it, 4),
+                      lr=args.expert_lr)
+            policy.set_training_mode(False)
+            ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.zip"),
+                              {**meta, "expert_iteration": it})
+            res = arena_results(game, ckpt, plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
+                                args.episode == "match")
+            minutes = minutes0 + (time.perf_counter() - t0) / 60
+            state["samples"] += len(new)
+            entry = {"iteration": it, "steps": state["samples"], "minutes": minutes, "minutes_total": minutes,
+                     "agreement": new.agreement(), "data": len(data), **log, "arena": res,
+                     "iteration_minutes": (time.perf_counter() - t_it) / 60}
+            state["history"].append(entry)
+            state["iteration"], state["minutes"] = it, minutes
+            score = res[plan.eval_against[0]]["win_rate"]
+            with no_interrupts():  # the state of a finished iteration is written whole
+                if score > state["best"]["score"]:
+                    state["best"] = {"score": score, "iteration": it, "arena": res}
+                    save_model(model, out_path, {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
+                _save_state(run_dir, model, meta, data, state)
+                with open(os.path.join(run_dir, "evals.json"), "w") as f:
+                    json.dump(state["history"], f, indent=2)
+            line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
+            print(f"[iteration {it}] {len(new):,} decisions labelled (network = expert on {entry['agreement']:.3f}), "
+                  f"data {len(data):,}, fit accuracy {log['accuracy']:.3f}, {entry['iteration_minutes']:.1f} min; "
+                  f"arena: {line}", flush=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"interrupted in iteration {state['iteration'] + 1}: the state after iteration {state['iteration']} "
+              f"is kept in {run_dir} (--resume {run_dir} goes on)", file=sys.stderr, flush=True)
+    with no_interrupts():
+        final = state["best"].get("arena")
+        if not interrupted and state["iteration"] and args.final_deals and os.path.exists(out_path):
+            final = arena_results(game, out_path, plan.eval_against, args.final_deals, P, plan.rules_kwargs,
+                                  args.episode == "match")
+            from agents.ppo import read_metadata
+
+            update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals})
+        summary = {"run": plan.run_name, "out": out_path, "mode": "expert iteration", "expert": args.expert,
+                   "iterations": state["iteration"], "samples": state["samples"], "steps": state["samples"],
+                   "minutes": state["minutes"], "best_iteration": state["best"]["iteration"], "arena": final,
+                   "interrupted": interrupted}
+        with open(os.path.join(run_dir, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+        print(json.dumps(summary, indent=2))
+    return summary
