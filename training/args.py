@@ -22,7 +22,7 @@ from typing import Any
 from deckgym.checks import check_output_dir, check_output_file, check_range
 
 DEFAULT_OPPONENTS = {
-    "racko": "racko:sequence=0.5,racko:ranges=0.2,racko:bucket=0.1,random=0.05",
+    "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
     "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
 }
 EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
@@ -225,19 +225,19 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
                    help="learner decisions to train for, rounded up to whole rollouts of num-envs × n-steps "
                         "(the summary gives both figures)")
     p.add_argument("--num-envs", type=int, default=128, help="games played at once (B)")
-    p.add_argument("--n-steps", type=int, default=64, help="rollout length per game")
+    p.add_argument("--n-steps", type=int, default=32, help="rollout length per game")
     p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
     p.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
-    p.add_argument("--lr", type=float, default=3e-4, help="learning rate")
-    p.add_argument("--gamma", type=float, default=0.995, help="discount factor")
+    p.add_argument("--lr", type=float, default=1e-3, help="learning rate")
+    p.add_argument("--gamma", type=float, default=0.99, help="discount factor")
     p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda")
     p.add_argument("--clip", type=float, default=0.2, help="PPO clip range")
-    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy coefficient")
+    p.add_argument("--ent-coef", type=float, default=0.003, help="entropy coefficient")
     p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
-    p.add_argument("--net", default="256,256", help="hidden layers of the policy and value networks")
+    p.add_argument("--net", default="128,128", help="hidden layers of the policy and value networks")
     p.add_argument("--opponents", default=None,
                    help="pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and random)")
-    p.add_argument("--shaping", type=float, default=0.0, help="coefficient of the progress shaping reward (0: off)")
+    p.add_argument("--shaping", type=float, default=1.0, help="coefficient of the progress shaping reward (0: off)")
     p.add_argument("--reward", default="win", choices=["win", "points"],
                    help="the learner's reward: zero-sum win share, or round points")
     p.add_argument("--episode", default="round", choices=["round", "match"],
@@ -251,7 +251,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
     p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
     p.add_argument("--snapshot-weight", type=float, default=0.3, help="total draw probability of the snapshots")
     p.add_argument("--max-snapshots", type=int, default=5, help="snapshots kept in the pool (the oldest leaves)")
-    p.add_argument("--eval-every", type=int, default=500_000, help="learner steps between arena evaluations")
+    p.add_argument("--eval-every", type=int, default=100_000, help="learner steps between arena evaluations")
     p.add_argument("--eval-deals", type=int, default=400, help="duplicate deals per arena evaluation")
     p.add_argument("--eval-against", default=None,
                    help="heuristics to evaluate against, comma-separated (None: the game's two best)")

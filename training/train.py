@@ -2,6 +2,15 @@
 
     python -m training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.zip
 
+The defaults are a recipe that learns from scratch (no cloning): Rack-O 2p beats
+``racko:ranges`` within minutes on two cores (``docs/notes/learning-results.md``). Its parts:
+a pool that starts easy (``random``, ``racko:bucket``, ``racko:ranges``; the self-play league
+adds snapshots as the learner wins), the progress shaping reward (``--shaping 1``, potential
+based, so the best policy is unchanged), a small fast network (128-128, lr 1e-3, short
+rollouts of 32 steps, gamma 0.99, entropy 0.003) and the derived features, whose planner
+columns the network learns to use. ``--expert SPEC`` runs expert iteration instead
+(``training.expert_iteration``).
+
 Read it top to bottom: arguments → run directory and logging → the vector env (the
 learner in one seat of B games, opponents played inside, see ``training.vec_env``) →
 the model → the training loop. The loop alternates ``model.learn`` on a chunk of
