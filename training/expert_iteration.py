@@ -22,6 +22,7 @@ network ``expert_model.zip``, the data set ``expert_data.npz``), so ``--resume R
 from the last finished iteration with the run's own settings; every iteration draws its
 randomness from ``(seed, iteration)``, so a resumed run ends where an uninterrupted one does.
 Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and exits 130.
+``--max-minutes`` is checked between iterations: no iteration starts after it.
 """
 
 from __future__ import annotations
