@@ -96,8 +96,8 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     for flag, low in (("--total-steps", 1), ("--num-envs", 1), ("--n-steps", 1), ("--batch-size", 1),
                       ("--epochs", 1), ("--league-window", 1), ("--max-snapshots", 0), ("--eval-every", 1),
                       ("--eval-deals", 1), ("--final-deals", 0), ("--bc-samples", 1), ("--bc-epochs", 1),
-                      ("--threads", 1), ("--seed", 0), ("--expert-iterations", 1), ("--expert-samples", 1), ("--expert-epochs", 1),
-                      ("--expert-buffer", 1)):
+                      ("--threads", 1), ("--seed", 0), ("--expert-iterations", 1), ("--expert-samples", 1),
+                      ("--expert-epochs", 1), ("--expert-buffer", 1)):
         check_range(flag, getattr(args, flag[2:].replace("-", "_")), low)
     check_range("--expert-lr", args.expert_lr, 0, low_open=True)
     check_range("--lr", args.lr, 0, low_open=True)

@@ -178,7 +178,8 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             with no_interrupts():  # the state of a finished iteration is written whole
                 if score > state["best"]["score"]:
                     state["best"] = {"score": score, "iteration": it, "arena": res}
-                    save_model(model, out_path, {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
+                    save_model(model, out_path,
+                               {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
                 _save_state(run_dir, model, meta, data, state)
                 with open(os.path.join(run_dir, "evals.json"), "w") as f:
                     json.dump(state["history"], f, indent=2)
