@@ -80,6 +80,12 @@ def test_expert_iteration_runs_logs_and_saves_a_playable_model(tmp_path):
     meta = read_metadata(summary["out"])
     assert meta["train_config"]["expert"] == "racko:bucket" and meta["expert_iteration"] in (1, 2)
     assert (run / "expert_state.json").exists() and len(list((run / "checkpoints").glob("iteration_*.zip"))) == 2
+    # PPO goes on from the distilled network
+    ppo = train.main(["racko", "--players", "2", "--init", summary["out"], "--total-steps", "256", "--num-envs", "8",
+                      "--n-steps", "32", "--batch-size", "64", "--epochs", "1", "--opponents", "random=1",
+                      "--eval-every", "256", "--eval-deals", "2", "--eval-against", "random", "--final-deals", "0",
+                      "--runs", str(tmp_path / "runs"), "--quiet"])
+    assert ppo["steps"] >= 256 and read_metadata(ppo["out"])["train_config"]["init"] == summary["out"]
 
 
 def test_ctrl_c_keeps_the_state_and_resume_ends_as_an_uninterrupted_run(tmp_path, monkeypatch):
@@ -122,3 +128,36 @@ def test_bad_expert_and_resume_arguments_are_one_line_errors(tmp_path):
         train.main(_args(tmp_path, "--expert-samples", "0"))
     with pytest.raises(ValueError, match="--bc-teacher"):
         train.main(_args(tmp_path, "--bc-teacher", "random"))
+
+
+def test_a_real_ctrl_c_exits_130_and_the_run_resumes(tmp_path):
+    """SIGINT to `deckgym train --expert` after an iteration: exit 130, the state kept; --resume finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "deckgym", "train", *_args(tmp_path, "--expert-iterations", "100000",
+                                                           "--run-name", "r")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root)
+    state = tmp_path / "runs" / "r" / "expert_state.json"
+    try:
+        deadline = time.monotonic() + 300
+        while not state.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, f"the run ended before Ctrl-C (exit {proc.returncode}): {proc.stderr.read()}"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    summary = json.loads((tmp_path / "runs" / "r" / "summary.json").read_text())
+    done = json.loads(state.read_text())["iteration"]
+    assert summary["interrupted"] and summary["iterations"] == done >= 1
+    resumed = train.main(["racko", "--expert", "racko:bucket", "--resume", str(tmp_path / "runs" / "r"),
+                          "--expert-iterations", str(done + 1), "--quiet"])
+    assert resumed["iterations"] == done + 1 and not resumed["interrupted"]

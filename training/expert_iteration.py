@@ -168,14 +168,14 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             res = arena_results(game, ckpt, plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
                                 args.episode == "match")
             minutes = minutes0 + (time.perf_counter() - t0) / 60
-            state["samples"] += len(new)
-            entry = {"iteration": it, "steps": state["samples"], "minutes": minutes, "minutes_total": minutes,
-                     "agreement": new.agreement(), "data": len(data), **log, "arena": res,
+            entry = {"iteration": it, "steps": state["samples"] + len(new), "minutes": minutes,
+                     "minutes_total": minutes, "agreement": new.agreement(), "data": len(data), **log, "arena": res,
                      "iteration_minutes": (time.perf_counter() - t_it) / 60}
-            state["history"].append(entry)
-            state["iteration"], state["minutes"] = it, minutes
             score = res[plan.eval_against[0]]["win_rate"]
-            with no_interrupts():  # the state of a finished iteration is written whole
+            with no_interrupts():  # the state of a finished iteration is written whole, in memory and on disk
+                state["samples"] += len(new)
+                state["history"].append(entry)
+                state["iteration"], state["minutes"] = it, minutes
                 if score > state["best"]["score"]:
                     state["best"] = {"score": score, "iteration": it, "arena": res}
                     save_model(model, out_path,
