@@ -161,3 +161,17 @@ def test_a_real_ctrl_c_exits_130_and_the_run_resumes(tmp_path):
     resumed = train.main(["racko", "--expert", "racko:bucket", "--resume", str(tmp_path / "runs" / "r"),
                           "--expert-iterations", str(done + 1), "--quiet"])
     assert resumed["iterations"] == done + 1 and not resumed["interrupted"]
+
+
+def test_ctrl_c_inside_compiled_code_counts_as_ctrl_c():
+    """numba turns a SIGINT inside compiled code into a SystemError caused by the KeyboardInterrupt."""
+    from training.interrupts import interrupted_by_ctrl_c
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as cause:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") from cause
+    except SystemError as exc:
+        assert interrupted_by_ctrl_c(exc)
+    assert not interrupted_by_ctrl_c(SystemError("a real bug")) and not interrupted_by_ctrl_c(ValueError("x"))

@@ -454,3 +454,20 @@ def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
     assert len(ends) >= 3
     assert set(ends) <= {-1.0, 0.0, 1.0} and -1.0 in ends
     assert not any(mid_rewards)
+
+
+def test_each_engine_gets_its_own_defaults_and_the_command_omits_them(tmp_path):
+    """The from-scratch recipe's lr, gamma, entropy and network are the sb3 engine's defaults; the
+    RLlib engine keeps its own; neither lands in the recorded command unless given."""
+    from training.args import build_parser, command_line, validate, validate_rllib
+
+    sb3 = build_parser().parse_args(["racko", "--runs", str(tmp_path)])
+    validate(sb3)
+    assert (sb3.lr, sb3.gamma, sb3.ent_coef, sb3.net, sb3.shaping) == (1e-3, 0.99, 0.003, "128,128", 1.0)
+    rl = build_parser(engine="rllib").parse_args(["racko", "--runs", str(tmp_path)])
+    validate_rllib(rl)
+    assert (rl.lr, rl.gamma, rl.ent_coef, rl.net) == (3e-4, 0.995, 0.01, "256,256")
+    assert "--lr" not in command_line(sb3).split() and "--net" not in command_line(rl).split()
+    given = build_parser().parse_args(["racko", "--lr", "3e-4", "--runs", str(tmp_path)])
+    validate(given)
+    assert given.lr == 3e-4 and "--lr" in command_line(given).split()

@@ -25,6 +25,10 @@ DEFAULT_OPPONENTS = {
     "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
     "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
 }
+# Options whose default depends on the engine: the sb3 values are the from-scratch recipe
+# (docs/notes/learning-results.md); the RLlib engine keeps the values its runs were tuned with.
+ENGINE_DEFAULTS = {"sb3": {"lr": 1e-3, "gamma": 0.99, "ent_coef": 0.003, "net": "128,128"},
+                   "rllib": {"lr": 3e-4, "gamma": 0.995, "ent_coef": 0.01, "net": "256,256"}}
 EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
 
 
@@ -85,6 +89,9 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     from agents.registry import make_agent
     from deckgym.registration import game as game_entry, parse_rule_overrides
 
+    for key, value in ENGINE_DEFAULTS[getattr(args, "engine", "sb3")].items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
     if getattr(args, "resume", None):
         from training.expert_iteration import resume_settings
 
@@ -202,7 +209,8 @@ def command_line(args: argparse.Namespace) -> str:
         if not action.option_strings or action.dest in ("help", "engine", "game"):
             continue
         value = getattr(args, action.dest, action.default)
-        if value == action.default or value is None:
+        default = ENGINE_DEFAULTS[args.engine].get(action.dest, action.default)
+        if value == default or value is None:
             continue
         flag = action.option_strings[-1]
         if action.nargs == 0:
@@ -228,13 +236,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
     p.add_argument("--n-steps", type=int, default=32, help="rollout length per game")
     p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
     p.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
-    p.add_argument("--lr", type=float, default=1e-3, help="learning rate")
-    p.add_argument("--gamma", type=float, default=0.99, help="discount factor")
+    p.add_argument("--lr", type=float, default=None, help="learning rate (None: 1e-3; rllib 3e-4)")
+    p.add_argument("--gamma", type=float, default=None, help="discount factor (None: 0.99; rllib 0.995)")
     p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda")
     p.add_argument("--clip", type=float, default=0.2, help="PPO clip range")
-    p.add_argument("--ent-coef", type=float, default=0.003, help="entropy coefficient")
+    p.add_argument("--ent-coef", type=float, default=None, help="entropy coefficient (None: 0.003; rllib 0.01)")
     p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
-    p.add_argument("--net", default="128,128", help="hidden layers of the policy and value networks")
+    p.add_argument("--net", default=None,
+                   help="hidden layers of the policy and value networks (None: 128,128; rllib 256,256)")
     p.add_argument("--opponents", default=None,
                    help="pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and random)")
     p.add_argument("--shaping", type=float, default=1.0, help="coefficient of the progress shaping reward (0: off)")

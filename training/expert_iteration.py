@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.rng import seed_of
-from training.interrupts import no_interrupts
+from training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
 STATE, MODEL, DATA = "expert_state.json", "expert_model.zip", "expert_data.npz"
 # settings of the run itself: a resumed run takes them from its config.json, not the command line
@@ -187,7 +187,9 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             print(f"[iteration {it}] {len(new):,} decisions labelled (network = expert on {entry['agreement']:.3f}), "
                   f"data {len(data):,}, fit accuracy {log['accuracy']:.3f}, {entry['iteration_minutes']:.1f} min; "
                   f"arena: {line}", flush=True)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not interrupted_by_ctrl_c(exc):
+            raise
         interrupted = True
         print(f"interrupted in iteration {state['iteration'] + 1}: the state after iteration {state['iteration']} "
               f"is kept in {run_dir} (--resume {run_dir} goes on)", file=sys.stderr, flush=True)

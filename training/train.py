@@ -58,7 +58,7 @@ import numpy as np
 
 from deckgym.vector_env import league_weights
 from training.args import build_parser, command_line, validate
-from training.interrupts import no_interrupts
+from training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
 
 def sb3_losses(policy: Any) -> Any:
@@ -286,7 +286,9 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                                                  "training_minutes": (time.perf_counter() - t_start) / 60})
             if out_of_time:
                 break
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C, also inside compiled code
+        if not interrupted_by_ctrl_c(exc):
+            raise
         interrupted = True
     if bar is not None:
         bar.close()
