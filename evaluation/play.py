@@ -140,7 +140,7 @@ class PlaySession:
         return {k: v[0] for k, v in self.core.obs_view(obs).items()}
 
     def agent_action(self, seat: int, state: Any = None) -> int:
-        """The agent of ``seat`` decides on ``state`` (default: this session's), on the view it asks
+        """The agent of ``seat`` decides on ``state`` (default: the game being played), on the view it asks
         for; refused if illegal."""
         state = self.state if state is None else state
         obs = observe_for(self.agents[seat], self.core, state, seat)
