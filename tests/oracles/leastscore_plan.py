@@ -6,9 +6,9 @@ action mask, over ``B`` games (no Python loop over games; tables are built at im
 * :func:`decode`: hand, floor, unseen pool and opponents' known cards as plain arrays;
 * :func:`best_group_value`, :func:`hand_potential`: what a hand could discard next (L5);
 * :func:`opponent_below_prob`: the chance each opponent's total is below a given total;
-* :func:`greedy_actions` (``leastscore:greedy``), :func:`counting_actions`
-  (``leastscore:counting``) and :func:`expect_actions` / :func:`expect_plan`
-  (``leastscore:expect``): the heuristics' decisions.
+* :func:`counting_actions` (``leastscore:counting``) and :func:`expect_actions` / :func:`expect_plan`
+  (``leastscore:expect``): the heuristics' decisions (``leastscore:greedy`` has no
+  compiled path to pin: it is plain numpy in ``agents.leastscore_plan``).
 
 It pins ``leastscore_env.plan`` (and the compiled ``plan_kernels`` behind it) and the
 heuristics' decisions built on it in ``agents.leastscore_plan``, bit for bit. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
@@ -167,49 +167,6 @@ def rules_kwargs(rules: Any) -> dict[str, Any]:
     """The rule fields the planners read: L8's ``tie_wins`` and ``penalty``, L5's sequence lengths."""
     return {"tie_wins": bool(getattr(rules, "tie_wins", True)), "penalty": float(getattr(rules, "penalty", 20)),
             "sequence_lengths": rules_sequences(rules)}
-
-
-# --------------------------------------------------------------------------- greedy
-
-
-def greedy_actions(view: dict[str, np.ndarray], masks: np.ndarray, declare_at: int = 6,
-                   sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
-    """The greedy policy on a decoded ``obs_view`` batch (see :class:`GreedyAgent`)."""
-    masks = np.asarray(masks, dtype=bool)
-    d = decode(view)
-    b = masks.shape[0]
-    scores = np.full((b, NUM_ACTIONS), -np.inf)
-
-    # discard phase: the largest legal group; declare when the hand is small enough (L7)
-    scores[:, :NUM_DISCARDS] = group_totals(d["hand_val"]) + 1e-3 * DISCARD_SLOTS.sum(axis=1)  # ties: more cards
-    declare = d["hand_sum"] <= declare_at
-    scores[:, DECLARE] = np.where(declare, 1e9, -np.inf)
-
-    # draw phase: a floor card lower than a deck card's expected value, or one that makes a
-    # pair / three-card sequence with the cards kept (a multi-card discard next turn)
-    deck_mean = (d["pool_val_p"] * np.arange(11)).sum(axis=1)
-    fr = np.where(d["floor_ok"], CARD_RANK[np.maximum(d["floor"], 0)], -10)  # (B, F)
-    has = np.concatenate([d["hand_counts"] > 0, np.zeros((b, 3), dtype=bool)], axis=1)  # rank -> in hand
-    has_ext = np.concatenate([np.zeros((b, 3), dtype=bool), has], axis=1)  # index r + 3 = rank r
-    rows = np.arange(b)[:, None]
-
-    def held(offset: int) -> np.ndarray:
-        idx = np.clip(fr + offset + 3, 0, has_ext.shape[1] - 1)
-        out = has_ext[rows, idx]
-        if offset == 1 or offset == 2:  # high ace: Q-K-A
-            out |= (fr + offset == 13) & has[:, :1]
-        return out & d["floor_ok"]
-
-    pair = held(0)
-    seq = (held(-2) & held(-1)) | (held(-1) & held(1)) | (held(1) & held(2)) if 3 in sequence_lengths else np.zeros_like(pair)
-    low = d["floor_val"] < deck_mean[:, None]
-    useful = d["floor_ok"] & (low | pair | seq)
-    # among useful floor cards prefer a match (it leaves the value for a discard), then the lowest
-    fscore = np.where(useful, 100.0 + 50.0 * (pair | seq) - d["floor_val"], -np.inf)
-    nf = min(fscore.shape[1], NUM_ACTIONS - FLOOR0)
-    scores[:, FLOOR0:FLOOR0 + nf] = fscore[:, :nf]
-    scores[:, DRAW_DECK] = 0.0
-    return best_legal(scores, masks)
 
 
 # --------------------------------------------------------------------------- counting
