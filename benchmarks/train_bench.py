@@ -119,10 +119,10 @@ def env_only_rate(venv: Any, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.args import build_parser
+    from training.args import apply_engine_defaults, build_parser
 
     # the sizes `deckgym train` uses by default, so the figure is the default training's
-    train = build_parser().parse_args(["racko"])
+    train = apply_engine_defaults(build_parser().parse_args(["racko"]))
     ap = argparse.ArgumentParser(prog="python -m benchmarks.train_bench", description=__doc__.split("\n")[0])
     ap.add_argument("game")
     ap.add_argument("--players", type=int, default=None)

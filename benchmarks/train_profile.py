@@ -29,9 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.args import build_parser
+    from training.args import apply_engine_defaults, build_parser
 
-    train = build_parser().parse_args(["racko"])
+    train = apply_engine_defaults(build_parser().parse_args(["racko"]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("game")
     ap.add_argument("--players", type=int, default=None)

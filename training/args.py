@@ -84,14 +84,21 @@ def _zip_path(path: str) -> str:
     return path if path.endswith(".zip") else path + ".zip"
 
 
+def apply_engine_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """Fill the options whose default depends on ``--engine`` (``ENGINE_DEFAULTS``) where they
+    were not given; ``args`` is changed in place and returned."""
+    for key, value in ENGINE_DEFAULTS[getattr(args, "engine", "sb3")].items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    return args
+
+
 def validate(args: argparse.Namespace) -> TrainPlan:
     """Check every argument (see the module doc); nothing is created."""
     from agents.registry import make_agent
     from deckgym.registration import game as game_entry, parse_rule_overrides
 
-    for key, value in ENGINE_DEFAULTS[getattr(args, "engine", "sb3")].items():
-        if getattr(args, key, None) is None:
-            setattr(args, key, value)
+    apply_engine_defaults(args)
     if getattr(args, "resume", None):
         from training.expert_iteration import resume_settings
 

@@ -44,7 +44,7 @@ import time
 from typing import Any
 
 from agents.rllib_support import init_ray
-from training.args import build_parser, command_line, pool_or_self_play, validate_rllib
+from training.args import apply_engine_defaults, build_parser, command_line, pool_or_self_play, validate_rllib
 from training.interrupts import no_interrupts
 
 MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)
@@ -63,6 +63,7 @@ def module_spec(args: argparse.Namespace, observation_space: Any = None, action_
 
 def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
     """The PPOConfig: the masked module, K runners of one N-game vector env each, a local CPU learner."""
+    apply_engine_defaults(args)  # lr, gamma, ... for callers that did not go through validate_rllib
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
     from ray.util import log_once
