@@ -205,7 +205,7 @@ def test_demo_lineup_finds_shipped_models(tmp_path):
     (tmp_path / "racko_2p_v1.zip").write_bytes(b"")
     (tmp_path / "racko_4p.zip").write_bytes(b"")
     specs = lineup("racko", 2, str(tmp_path))
-    assert specs[0] == "random" and "racko:sequence" in specs
+    assert specs[0] == "random" and "racko:sequence" in specs and "racko:search" not in specs
     assert specs[-1] == f"ppo:{tmp_path / 'racko_2p_v1.zip'}"
     assert not any("4p" in s for s in specs)
 
