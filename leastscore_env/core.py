@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index, check_obs_option
+from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
 from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
@@ -50,7 +50,7 @@ __all__ = [
 _I64 = np.int64
 
 
-class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, LeastScoreObservation, LeastScoreSampling,
+class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, LeastScoreObservation, LeastScoreSampling,
                      RebuiltWhenUnpickled):
     """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
 
@@ -63,16 +63,7 @@ class LeastScoreCore(LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, Leas
     obs = "default"
     _constructor_args = ("rules", "episode", "reward", "obs")
 
-    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> "LeastScoreCore":
-        # ``obs="infostate"`` builds the subclass that records the public history.
-        if len(args) > 3:  # obs given by position
-            obs = args[3]
-        check_obs_option(obs)
-        if cls is LeastScoreCore and obs == "infostate":
-            from leastscore_env.infostate import LeastScoreInfoCore
-
-            cls = LeastScoreInfoCore
-        return super().__new__(cls)
+    _infostate_core = "leastscore_env.infostate:LeastScoreInfoCore"
 
     def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win",
                  obs: str = "default") -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, check_core_options, check_game_index, check_obs_option
+from deckgym.core import ObsChoice, RebuiltWhenUnpickled, check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
 from racko_env.tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
@@ -33,7 +33,7 @@ __all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TA
            "rack_codes", "r8_points", "longest_run"]
 
 
-class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
+class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
     points when a round ends; team points with R11); ``obs``: ``"default"`` (layout v1,
@@ -47,16 +47,7 @@ class RackoCore(RackoDealing, RackoTurns, RackoScoring, RackoObservation, Rebuil
     phase_names = PHASE_NAMES
     num_actions = NUM_ACTIONS
 
-    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> "RackoCore":
-        # ``obs="infostate"`` builds the subclass that records the public history.
-        if len(args) > 3:  # obs given by position
-            obs = args[3]
-        check_obs_option(obs)
-        if cls is RackoCore and obs == "infostate":
-            from racko_env.infostate import RackoInfoCore
-
-            cls = RackoInfoCore
-        return super().__new__(cls)
+    _infostate_core = "racko_env.infostate:RackoInfoCore"
 
     def __init__(self, rules: RackoRules | None = None, episode: str = "round", reward: str = "win",
                  obs: str = "default") -> None:
