@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from racko_env.infostate import INFO_FIELDS
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
@@ -53,6 +54,7 @@ BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
 TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
 VALUE_BINS = 20
+LOG_FIELDS = INFO_FIELDS[6:]  # the turn log's fields, in the state's column order
 PRIOR_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_prior.npz")
 NET_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_net_p{players}.npz")
 
@@ -225,6 +227,7 @@ class RackoBelief:
         st.slot_out[:] = v["slot_out"][rep]
         age = v["slot_age"][rep]
         st.slot_turn[:] = np.where(age > 0, v["turn"][rep][:, None, None] - age, -1)
+        st.log[:] = np.stack([v[f][rep] for f in LOG_FIELDS], axis=-1)
         return st
 
     def _slot_weights(self, v: dict[str, np.ndarray], own_turns: np.ndarray, obs: np.ndarray) -> np.ndarray | None:
@@ -232,7 +235,8 @@ class RackoBelief:
         (or the learned network's distribution)."""
         if self.net is not None:
             n = self.net
-            logits = (np.maximum(obs @ n["w1"] + n["b1"], 0) @ n["w2"] + n["b2"]).reshape(len(obs), 1, 10, -1)
+            x = obs[:, : self.core.obs_slices["log_top"].start]  # fitted on the fields before the turn log
+            logits = (np.maximum(x @ n["w1"] + n["b1"], 0) @ n["w2"] + n["b2"]).reshape(len(obs), 1, 10, -1)
             w = np.zeros(logits.shape[:3] + (logits.shape[3] + 1,))
             w[..., 1:] = np.exp(logits - logits.max(axis=-1, keepdims=True))
             return w

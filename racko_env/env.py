@@ -81,11 +81,11 @@ Nothing hidden is in it: never an opponent's unknown card, never a card drawn fr
 pile by an opponent (even once put into its rack), never the order of the draw pile.
 ``env.state()`` gives the full state (every card) for critics and debugging.
 
-## Information state (``obs="infostate"``, layout version 1)
+## Information state (``obs="infostate"``, layout version 2)
 
 The observation above (offsets unchanged), then the round's public history per seat in ego
-order (me first). With O = 12P + 2N + 8 the default size (obs_size = O + 20P + 3PN + N:
-432 for 2 players, 704 for 3, 1036 for 4):
+order (me first). With O = 12P + 2N + 8 the default size and L = 24 turns logged per seat
+(obs_size = O + 20P + 3PN + N + 4PL: 624 for 2 players, 992 for 3, 1420 for 4):
 
 | Offset         | Size  | Field (obs_view key) | Encoding                                                              |
 |----------------|-------|----------------------|-----------------------------------------------------------------------|
@@ -95,8 +95,13 @@ order (me first). With O = 12P + 2N + 8 the default size (obs_size = O + 20P + 3
 | O+20P+PN       | P·N   | `thrown`             | per seat, card c−1: 1 if the seat drew card c and threw it at once    |
 | O+20P+2PN      | P·N   | `left`               | per seat, card c−1: the slot (1..10) card c last left in its rack / 10 |
 | O+20P+3PN      | N     | `discard_depth`      | card c−1: place in the discard pile, 1 = top, / K (0: not in it)      |
+| O+20P+3PN+N    | P·L   | `log_top`            | per seat, its last L turns (newest first): the discard top when the turn began / N |
+| … + PL         | P·L   | `log_kind`           | / 3: 1 took that card, 2 drew and swapped, 3 drew and threw it (0: no turn) |
+| … + 2PL        | P·L   | `log_slot`           | the slot (1..10) the swap used / 10 (0: none)                         |
+| … + 3PL        | P·L   | `log_out`            | the card the turn put on the discard pile / N                         |
 
-Per-card fields decode as `(B, P, N+1)` / `(B, N+1)` arrays indexed by card. It never names
+Per-card fields decode as `(B, P, N+1)` / `(B, N+1)` arrays indexed by card, the log as
+`(B, P, L)` ints. Version 1 was the same without the turn log. It never names
 a card an opponent drew, nor the draw-pile order; every deal clears the history.
 `racko_env.infostate` holds the code.
 

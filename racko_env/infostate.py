@@ -1,5 +1,5 @@
 """Rack-O information-state observations (``RackoCore(rules, obs="infostate")``): what a
-player with perfect recall knows, as a fixed-size float32 vector, layout version 1.
+player with perfect recall knows, as a fixed-size float32 vector, layout version 2.
 
 It is the default observation (layout v1, :mod:`racko_env.env`) followed by the public
 history of the round, per seat in ego order (me first, then the seats after me):
@@ -17,10 +17,19 @@ field (obs_view)   size        encoding
 ``discard_depth``  N           card c−1: its place in the discard pile, 1 = top, / K
                                (0: not in it); the whole pile's order, which the default
                                observation lacks
+``log_top``        P·L         each seat's last ``L = LOG_TURNS`` (24) turns, most recent
+                               first: the discard pile's top card when the turn began / N
+``log_kind``       P·L         what the turn did / 3: 1 took that card, 2 drew and swapped,
+                               3 drew and threw the drawn card (0: no such turn)
+``log_slot``       P·L         the slot (1..10) the swap used / 10 (0: none)
+``log_out``        P·L         the card the turn put on the discard pile / N
 =================  ==========  =============================================================
 
 ``obs_view`` decodes cards as ints, ``slot_age`` in turns, flags as bools, per-card fields
-as ``(B, P, N+1)`` / ``(B, N+1)`` arrays indexed by card. Nothing hidden is in it: a card an
+as ``(B, P, N+1)`` / ``(B, N+1)`` arrays indexed by card, the log as ``(B, P, L)`` ints.
+With the log, an opponent's rack before each of its logged turns follows from its rack now:
+undo the swaps, newest first (the card a swap put in is the card now in that slot, or the
+one a later swap took out). Version 1 lacked the log. Nothing hidden is in it: a card an
 opponent drew is never named (only which slot its swap emptied), the draw-pile order never.
 The history is kept in :class:`racko_env.state.RackoInfoState` and recorded by ``step``
 before each move; every deal (a new episode, the next round of a match) clears it.
@@ -32,13 +41,17 @@ import numpy as np
 
 from deckgym.core import check_out, check_seat
 from racko_env.core import RackoCore
-from racko_env.state import CHOOSE, DISCARD_DRAWN, PLACE_DRAWN, TAKE, RackoInfoState, RackoState, with_history
+from racko_env.state import (CHOOSE, DISCARD_DRAWN, LOG_SWAPPED, LOG_THREW, LOG_TOOK, LOG_TURNS, PLACE_DISCARD,
+                             PLACE_DRAWN, TAKE, RackoInfoState, RackoState, with_history)
 
 __all__ = ["RackoInfoCore", "INFOSTATE_VERSION", "INFO_FIELDS"]
 
-INFOSTATE_VERSION = 1
+INFOSTATE_VERSION = 2
 #: the fields of the history block, in order, after the default observation
-INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth")
+INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth", "log_top", "log_kind", "log_slot",
+               "log_out")
+#: scale of each turn-log field in the observation (top, kind, slot, out card: N is filled in)
+_LOG_SCALE = (None, 3, 10, None)
 
 
 class RackoInfoCore(RackoCore):
@@ -55,7 +68,7 @@ class RackoInfoCore(RackoCore):
         super()._init_observation()
         P, N, K = self.num_players, self.deck_size, self.pile_size
         sizes = [("slot_out", 10 * P), ("slot_age", 10 * P), ("took", P * N), ("thrown", P * N), ("left", P * N),
-                 ("discard_depth", N)]
+                 ("discard_depth", N)] + [(name, P * LOG_TURNS) for name in INFO_FIELDS[6:]]
         self.obs_slices = dict(self.obs_slices)
         off = self.base_obs_size
         for name, n in sizes:
@@ -77,6 +90,7 @@ class RackoInfoCore(RackoCore):
             st.left[rows] = 0
             st.slot_out[rows] = 0
             st.slot_turn[rows] = -1
+            st.log[rows] = 0
 
     def with_history(self, state: RackoState) -> RackoInfoState:
         """``state``'s games (sharing its arrays) with an empty history: games of a default
@@ -124,7 +138,26 @@ class RackoInfoCore(RackoCore):
             st.left[r, q, old] = i + 1
             st.slot_out[r, q, i] = old
             st.slot_turn[r, q, i] = st.turn[r]
+        self._log_turns(st, a)
 
+    def _log_turns(self, st: RackoInfoState, a: np.ndarray) -> None:
+        """Push each turn that ends with this move onto its seat's log (the place step)."""
+        K = self.pile_size
+        ph = st.phase
+        r = np.flatnonzero(ph != CHOOSE)
+        if not len(r):
+            return
+        q, act, s = st.player[r].astype(np.intp), a[r], st.disc_n[r].astype(np.intp)
+        hand = st.piles[r, K - s - 1].astype(np.int64)
+        top = st.piles[r, K - s].astype(np.int64)  # piles[K] = 0: an empty discard pile
+        took = ph[r] == PLACE_DISCARD
+        swap = act != DISCARD_DRAWN
+        slot = np.where(swap, act - 1, 0)
+        old = np.abs(st.racks[r, q, np.clip(act - 2, 0, 9)].astype(np.int64))
+        entry = np.stack([np.where(took, hand, top), np.where(took, LOG_TOOK, np.where(swap, LOG_SWAPPED, LOG_THREW)),
+                          slot, np.where(swap, old, hand)], axis=1)
+        st.log[r, q, 1:] = st.log[r, q, :-1]
+        st.log[r, q, 0] = entry
     # -- observations ------------------------------------------------------------------------
     def observe_default(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """The default observation (layout v1), as ``RackoCore(rules).observe`` gives it."""
@@ -159,6 +192,9 @@ class RackoInfoCore(RackoCore):
         cards = np.take_along_axis(st.piles, np.minimum(pos, K), axis=1).astype(np.intp)
         depth[np.broadcast_to(rows, cards.shape)[valid], cards[valid]] = np.broadcast_to(self._depth, cards.shape)[valid]
         obs[:, sl["discard_depth"]] = depth[:, 1:] * np.float32(1.0 / K)
+        log = st.log[rows, ego].astype(np.float32)  # (B, P, L, 4)
+        for f, name in enumerate(INFO_FIELDS[6:]):
+            obs[:, sl[name]] = log[..., f].reshape(b, -1) * np.float32(1.0 / (_LOG_SCALE[f] or N))
         return obs
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
@@ -188,4 +224,6 @@ class RackoInfoCore(RackoCore):
         view["thrown"] = per_card(obs[:, sl["thrown"]].reshape(b, P, N) > 0.5)
         view["left"] = per_card(ints("left", 10).reshape(b, P, N))
         view["discard_depth"] = per_card(ints("discard_depth", K))
+        for f, name in enumerate(INFO_FIELDS[6:]):
+            view[name] = ints(name, _LOG_SCALE[f] or N).reshape(b, P, LOG_TURNS)
         return view

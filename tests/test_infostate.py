@@ -95,12 +95,14 @@ def test_decode_round_trip_matches_history() -> None:
         np.testing.assert_array_equal(v["left"], st.left[:, ego])
         age = np.where(st.slot_turn[:, ego] >= 0, st.turn[:, None, None] - st.slot_turn[:, ego], 0)
         np.testing.assert_array_equal(v["slot_age"], age)
+        for f, name in enumerate(("log_top", "log_kind", "log_slot", "log_out")):
+            np.testing.assert_array_equal(v[name], st.log[:, ego][..., f])
         for b in range(4):
             _, discard, _ = core.piles(st, b)  # bottom first
             depth = np.zeros(N + 1, int)
             depth[discard[::-1]] = np.arange(1, len(discard) + 1)
             np.testing.assert_array_equal(v["discard_depth"][b], depth)
-    assert st.slot_out.any() and st.took.any() and st.thrown.any()
+    assert st.slot_out.any() and st.took.any() and st.thrown.any() and (st.log[..., 1] == 3).any()
 
 
 def test_hand_built_deal_records_public_moves() -> None:
@@ -120,6 +122,10 @@ def test_hand_built_deal_records_public_moves() -> None:
     assert v1["opp_known"][0, 0, 3] == 25 and v1["opp_known"][0, 0, 0] == 0  # 31 was drawn: hidden
     assert (v1["slot_out"][0, 0] == 0).all()
     assert v1["discard_depth"][0, 1] == 1 and v1["discard_depth"][0, 30] == 2 and v1["discard_depth"][0, 4] == 3
+    # the turn log, newest first: (top when the turn began, took/swapped/threw, slot, card out)
+    log = np.stack([v1[f"log_{f}"][0] for f in ("top", "kind", "slot", "out")], axis=-1)
+    assert log[1, :3].tolist() == [[30, 2, 1, 1], [25, 1, 4, 4], [0, 0, 0, 0]]  # p0
+    assert log[0, :2].tolist() == [[4, 3, 0, 30], [0, 0, 0, 0]]  # p1
 
 
 def test_history_cleared_on_next_round_and_reset() -> None:
@@ -142,7 +148,7 @@ def test_refused_step_records_nothing_and_bad_input() -> None:
         RackoCore(RackoRules(), obs="full")
     with pytest.raises(ValueError, match="RackoInfoState"):
         core.observe(RackoCore(RackoRules()).init(2, 0), 0)
-    with pytest.raises(ValueError, match=r"\(B, 432\)"):
+    with pytest.raises(ValueError, match=r"\(B, 624\)"):
         core.obs_view(np.zeros((1, 200), np.float32))
     plain = RackoCore(RackoRules())
     started = plain.init(2, 0)
@@ -183,7 +189,7 @@ def test_play_out_gives_each_agent_its_view() -> None:
     state = core.init(4, 3)
     owner = np.tile([0, 1], (4, 1))
     turns = list(play_out(core, state, [info, plain], owner))
-    assert turns and info.sizes == {432} and plain.sizes == {112}
+    assert turns and info.sizes == {RackoCore(RackoRules(), obs="infostate").obs_size} and plain.sizes == {core.obs_size}
 
 
 LS_VARIANTS = [dict(), dict(num_players=2), dict(num_players=6), dict(sequence_lengths=(3,), sequence_same_suit=True)]
@@ -277,7 +283,7 @@ def test_aec_env_and_positional_obs() -> None:
         raw = env.unwrapped
         seat = raw.agent_name_mapping[agent]
         np.testing.assert_array_equal(obs["observation"], raw.core.observe(raw.game_state, seat)[0])
-        assert obs["observation"].shape == (raw.core.obs_size,) == (704,)
+        assert obs["observation"].shape == (raw.core.obs_size,) == (992,)  # v1 (704) + the turn log, 3 seats × 24 turns × 4 fields
         env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
     assert raw.game_state.left.any()
 
@@ -290,7 +296,7 @@ def test_observe_for_and_vector_env_refusal() -> None:
     assert infostate_core(plain) is core and infostate_core(core) is core
     st = core.init(3, 1)
     info, dflt = _Recorder(core), _Plain(core)
-    assert observe_for(info, core, st, 0).shape == (3, 432)
+    assert observe_for(info, core, st, 0).shape == (3, 624)
     assert observe_for(dflt, core, st, 0).shape == (3, 112)
     assert observe_for(info, plain, plain.init(3, 1), 0).shape == (3, 112)  # no history to give
     state = plain.init(2, 0)
