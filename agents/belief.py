@@ -31,7 +31,11 @@ Two models choose the unknown slots' cards:
   opponent's first eight turns: racks as ordered as a planner keeps them;
 * ``"learned"`` (two players, 40 cards): each slot's card drawn with the weights a small
   network predicts from the whole information state (``experiments/fit_belief_net.py``,
-  ``agents/data/racko_belief_net_p2.npz``, trained on ``racko:lookahead`` self-play).
+  ``agents/data/racko_belief_net_p2.npz``, trained on ``racko:lookahead`` self-play);
+* ``"history"``: ``oversample`` times as many ``prior`` worlds, the ``k`` likeliest kept by
+  the likelihood of every logged opponent decision under ``racko:lookahead`` (``eps``: the
+  chance it plays otherwise), then ``sweeps`` Metropolis–Hastings swaps of hidden cards per
+  world (:mod:`agents.belief_history`).
 
 Rows must be the observer's own decisions or a choose phase (an opponent holding a card
 it took or drew is refused: a search never asks for those).
@@ -50,7 +54,7 @@ from racko_env.state import CHOOSE, RackoInfoState, RackoState
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
            "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik"]
 
-BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned")
+BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned", "history")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
 TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
 VALUE_BINS = 20
@@ -93,7 +97,7 @@ class RackoBelief:
     """Sample worlds consistent with Rack-O information states (module docstring)."""
 
     def __init__(self, core: Any, model: str = "prior", oversample: int = 4, order_weight: float = 2.0,
-                 action_temp: float = 1.0, sort_prob: float = 1.0) -> None:
+                 action_temp: float = 1.0, sort_prob: float = 1.0, eps: float = 0.05, sweeps: int = 16) -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":
@@ -103,6 +107,9 @@ class RackoBelief:
         self.core, self.model = core, model
         self.oversample, self.order_weight, self.action_temp = int(oversample), float(order_weight), float(action_temp)
         self.sort_prob = float(sort_prob)
+        if not 0 < eps < 1 or not isinstance(sweeps, (int, np.integer)) or sweeps < 0:
+            raise ValueError(f"eps must be in (0, 1) and sweeps an int >= 0, got {eps!r}, {sweeps!r}")
+        self.eps, self.sweeps = float(eps), int(sweeps)
         self.prior = load_prior(core.num_players) if model not in ("uniform", "learned") else None
         self.net = None
         if model == "learned":
@@ -121,6 +128,8 @@ class RackoBelief:
         if obs.ndim != 2 or obs.shape[1] != core.obs_size:
             raise ValueError(f"observations must be information states of shape (B, {core.obs_size}), got {obs.shape}")
         v = core.obs_view(obs)
+        if self.model == "history":
+            return self._sample_history(v, k, rng, obs)
         if self.model != "particles" or self.oversample == 1:
             return self._sample(v, k, rng, obs)
         M = self.oversample * k
@@ -136,6 +145,32 @@ class RackoBelief:
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = np.argsort(-keys, axis=1, kind="stable")[:, :k]
         return worlds.take((np.arange(B)[:, None] * M + np.sort(keep, axis=1)).reshape(-1))
+
+    def _sample_history(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator,
+                        obs: np.ndarray) -> RackoInfoState:
+        """``prior`` worlds kept and moved by the opponents' logged decisions (``"history"``)."""
+        from agents.belief_history import history_loglik, refine
+        from agents.racko_heuristics import lookahead_decide
+
+        core, B = self.core, obs.shape[0]
+        M = self.oversample * k
+        worlds = self._sample(v, M, rng, obs)
+        rep = np.repeat(np.arange(B), M)
+        logw = history_loglik(core, v, worlds.racks, rep, lookahead_decide, self.eps).reshape(B, M)
+        keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
+        keep = (np.arange(B)[:, None] * M + np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)).reshape(-1)
+        worlds = worlds.take(keep)
+        if self.sweeps:
+            log_w = np.log(np.maximum(self._slot_weights(v, opponent_turns(v, core.num_players), obs), 1e-300))
+
+            def log_prior(racks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+                opp = racks[:, 1:].astype(np.int64)  # hidden cards are positive
+                w = np.take_along_axis(log_w[rows], np.maximum(opp, 0)[..., None], axis=3)[..., 0]
+                return np.where(opp > 0, w, 0.0).sum(axis=(1, 2))
+
+            refine(core, v, worlds, np.repeat(np.arange(B), k), logw.reshape(-1)[keep], log_prior, lookahead_decide,
+                   self.eps, self.sweeps, rng)
+        return worlds
 
     def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator, obs: np.ndarray) -> RackoInfoState:
         core = self.core
