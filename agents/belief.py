@@ -93,11 +93,27 @@ def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
     return (counts + 1.0) / (counts + 1.0).sum(axis=-1, keepdims=True)  # add-one smoothing
 
 
+def _opponent(spec: str):
+    def build():
+        from functools import partial
+
+        from agents.racko_heuristics import lookahead_decide, sequence_decide
+        if spec == "sequence":
+            return sequence_decide
+        return partial(lookahead_decide, params={"outlook_samples": 4}) if spec == "lookahead4" else lookahead_decide
+    return build
+
+
+#: the ``history`` model's opponent policies: lookahead (its draw outlook at 4 values, or 16), sequence
+OPPONENT_MODELS = {name: _opponent(name) for name in ("lookahead", "lookahead4", "sequence")}
+
+
 class RackoBelief:
     """Sample worlds consistent with Rack-O information states (module docstring)."""
 
     def __init__(self, core: Any, model: str = "prior", oversample: int = 4, order_weight: float = 2.0,
-                 action_temp: float = 1.0, sort_prob: float = 1.0, eps: float = 0.05, sweeps: int = 16) -> None:
+                 action_temp: float = 1.0, sort_prob: float = 1.0, eps: float = 0.05, sweeps: int = 16,
+                 opponent: str = "lookahead") -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":
@@ -110,6 +126,9 @@ class RackoBelief:
         if not 0 < eps < 1 or not isinstance(sweeps, (int, np.integer)) or sweeps < 0:
             raise ValueError(f"eps must be in (0, 1) and sweeps an int >= 0, got {eps!r}, {sweeps!r}")
         self.eps, self.sweeps = float(eps), int(sweeps)
+        if opponent not in OPPONENT_MODELS:
+            raise ValueError(f"opponent model must be one of {tuple(OPPONENT_MODELS)}, got {opponent!r}")
+        self.opponent = opponent
         self.prior = load_prior(core.num_players) if model not in ("uniform", "learned") else None
         self.net = None
         if model == "learned":
@@ -150,13 +169,13 @@ class RackoBelief:
                         obs: np.ndarray) -> RackoInfoState:
         """``prior`` worlds kept and moved by the opponents' logged decisions (``"history"``)."""
         from agents.belief_history import history_loglik, refine
-        from agents.racko_heuristics import lookahead_decide
 
         core, B = self.core, obs.shape[0]
+        decide = OPPONENT_MODELS[self.opponent]()
         M = self.oversample * k
         worlds = self._sample(v, M, rng, obs)
         rep = np.repeat(np.arange(B), M)
-        logw = history_loglik(core, v, worlds.racks, rep, lookahead_decide, self.eps).reshape(B, M)
+        logw = history_loglik(core, v, worlds.racks, rep, decide, self.eps).reshape(B, M)
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = (np.arange(B)[:, None] * M + np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)).reshape(-1)
         worlds = worlds.take(keep)
@@ -168,7 +187,7 @@ class RackoBelief:
                 w = np.take_along_axis(log_w[rows], np.maximum(opp, 0)[..., None], axis=3)[..., 0]
                 return np.where(opp > 0, w, 0.0).sum(axis=(1, 2))
 
-            refine(core, v, worlds, np.repeat(np.arange(B), k), logw.reshape(-1)[keep], log_prior, lookahead_decide,
+            refine(core, v, worlds, np.repeat(np.arange(B), k), logw.reshape(-1)[keep], log_prior, decide,
                    self.eps, self.sweeps, rng)
         return worlds
 

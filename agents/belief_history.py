@@ -97,9 +97,10 @@ def history_loglik(core: Any, v: dict[str, np.ndarray], racks: np.ndarray, rep: 
     return ll
 
 
-def _hidden_spots(st: RackoState, K: int) -> tuple[np.ndarray, np.ndarray]:
+def _hidden_spots(st: RackoState, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(R, S)`` flat spots of every hidden card (opponents' unknown slots ``q·10 + i`` for
-    ``q >= 1``, then draw-pile positions ``P·10 + j``) and their count per row; -1 pads."""
+    ``q >= 1`` first, then draw-pile positions ``P·10 + j``; -1 pads), their count per row and
+    how many of them are slots."""
     R, P = st.racks.shape[:2]
     flat = st.racks.reshape(R, -1).astype(np.int64)
     slot_hidden = flat > 0
@@ -111,7 +112,7 @@ def _hidden_spots(st: RackoState, K: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(~hidden, axis=1, kind="stable")
     count = hidden.sum(axis=1)
     spots = np.where(np.arange(hidden.shape[1])[None, :] < count[:, None], order, -1)
-    return spots, count
+    return spots, count, slot_hidden.sum(axis=1)
 
 
 def refine(core: Any, v: dict[str, np.ndarray], st: RackoState, rep: np.ndarray, logw: np.ndarray,
@@ -127,17 +128,18 @@ def refine(core: Any, v: dict[str, np.ndarray], st: RackoState, rep: np.ndarray,
     seen = v["seen"][rep]
     dealt = np.zeros((R, P10), bool)
     dealt[:, 10:] = (v["slot_out"][rep][:, 1:] == 0).reshape(R, -1)
-    spots, count = _hidden_spots(st, K)
+    spots, count, n_slots = _hidden_spots(st, K)
     rr = np.arange(R)
     lp = log_prior(st.racks, rep)
     for _ in range(sweeps):
-        can = count >= 2
-        i = (rng.random(R) * count).astype(np.int64)
+        # an opponent's hidden slot, swapped with any other hidden card: a pair of pile cards
+        # would change no rack. Either order of a pair of slots is as likely: the move is symmetric.
+        can = (n_slots >= 1) & (count >= 2)
+        i = (rng.random(R) * n_slots).astype(np.int64)
         j = (rng.random(R) * np.maximum(count - 1, 1)).astype(np.int64)
         j = j + (j >= i)
         a, b = spots[rr, np.minimum(i, spots.shape[1] - 1)], spots[rr, np.minimum(j, spots.shape[1] - 1)]
         a_slot = a < P10
-        can &= a_slot  # the first card of a swap is an opponent's: a pair of pile cards changes no rack
         new = st.racks.reshape(R, -1).astype(np.int64).copy()
         piles = st.piles.astype(np.int64)
         ca = np.where(a_slot, new[rr, np.minimum(a, P10 - 1)], piles[rr, np.clip(a - P10, 0, K - 1)])

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.belief import RackoBelief, strip_history
+from agents.belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, strip_history
 from agents.params import Choice, Range
 from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide, sequence_decide
 from deckgym.playout import infostate_core
@@ -90,17 +90,21 @@ class RackoSearchAgent(Agent):
     observation = "infostate"
     params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "particles", "oversample": 4,
                               "order_weight": 4.0, "rollout": "sequence", "margin": 0.15, "horizon": 40,
-                              "max_rows": 65536}
+                              "max_rows": 65536, "sweeps": 64, "eps": 0.05,
+                              "opponent": "lookahead"}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
-        "belief": Choice(("prior", "particles", "sorted", "learned", "uniform")),
+        "belief": Choice(BELIEF_MODELS),
         "oversample": Range(1, 64, integer=True, why="particles: prior worlds drawn per world kept"),
         "order_weight": Range(0, 100, why="particles: weight of a descent in an opponent's rack"),
         "rollout": Choice(tuple(_POLICIES)),
         "margin": Range(0, 1, why="win-share gain over the planner's move needed to deviate"),
         "horizon": Range(0, 300, integer=True, why="rollout turns, 0: to the round's end"),
         "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
+        "sweeps": Range(0, 4096, integer=True, why="history: Metropolis-Hastings swaps per world"),
+        "eps": Range(1e-6, 0.5, why="history: chance the opponent model plays another move"),
+        "opponent": Choice(tuple(OPPONENT_MODELS)),
     }
 
     def __init__(self, core: Any, seed: int = 0) -> None:
@@ -112,10 +116,11 @@ class RackoSearchAgent(Agent):
 
     def _belief(self) -> RackoBelief:
         p = self.params
-        key = f"{p['belief']}/{p['oversample']}/{p['order_weight']}"
+        key = f"{p['belief']}/{p['oversample']}/{p['order_weight']}/{p['sweeps']}/{p['eps']}/{p['opponent']}"
         if key not in self._beliefs:
             self._beliefs[key] = RackoBelief(self.icore, p["belief"], oversample=int(p["oversample"]),
-                                             order_weight=float(p["order_weight"]))
+                                             order_weight=float(p["order_weight"]), sweeps=int(p["sweeps"]),
+                                             eps=float(p["eps"]), opponent=p["opponent"])
         return self._beliefs[key]
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

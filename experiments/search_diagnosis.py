@@ -51,6 +51,21 @@ def positions(core: RackoCore, n: int, seed: int):
     return [t for t in taken if t is not None]
 
 
+def rearrange_hidden(racks: np.ndarray, how: str, rng: np.random.Generator) -> None:
+    """Permute (``"shuffle"``) or sort (``"sort"``) the hidden cards (positive) of every
+    opponent's rack (seats 1..) among its hidden slots, in place."""
+    for q in range(1, racks.shape[1]):
+        rack = racks[:, q].astype(np.int64)
+        hidden = rack > 0
+        keys = rng.random(rack.shape) if how == "shuffle" else rack.astype(np.float64)
+        vals = np.take_along_axis(rack, np.argsort(np.where(hidden, keys, np.inf), axis=1, kind="stable"), axis=1)
+        pos = np.argsort(~hidden, axis=1, kind="stable")  # hidden slots first, in slot order
+        ok = np.arange(10)[None, :] < hidden.sum(axis=1)[:, None]
+        out = rack.copy()
+        np.put_along_axis(out, pos, np.where(ok, vals, np.take_along_axis(rack, pos, axis=1)), axis=1)
+        racks[:, q] = out.astype(racks.dtype)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=300)
@@ -59,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--search", default="racko:search")
     ap.add_argument("--beliefs", nargs="+", default=list(BELIEF_MODELS), choices=BELIEF_MODELS)
     ap.add_argument("--save", default=None, help="write every valuation (npz) for further analysis")
+    ap.add_argument("--ablations", action="store_true",
+                    help="also value on the true hidden cards rearranged (shuffled, sorted) within each opponent's "
+                         "hidden slots: the right cards out of the draw pile, the wrong rack order")
     args = ap.parse_args(argv)
     core = RackoCore(RackoRules(), obs="infostate")
     search = make_agent(args.search, core, seed=args.seed, game="racko")
@@ -76,6 +94,11 @@ def main(argv: list[str] | None = None) -> None:
     plain = RackoCore(core.rules)
     values = {"true": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand),
               "true_again": search.candidate_values(true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng), cand)}
+    if args.ablations:  # the true hidden cards, each opponent's rearranged among its hidden slots
+        for name, how in (("true_cards_shuffled", "shuffle"), ("true_cards_sorted", "sort")):
+            w = true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng)
+            rearrange_hidden(w.racks, how, rng)
+            values[name] = search.candidate_values(w, cand)
     beliefs = {m: RackoBelief(core, m) for m in args.beliefs}
     for name, b in beliefs.items():
         values[name] = search.candidate_values(strip_history(b.sample(obs, k, rng)), cand)

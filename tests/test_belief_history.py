@@ -90,3 +90,15 @@ def test_history_worlds_are_seeded_and_hide_nothing() -> None:
     b = belief.sample(core.observe(other, seat), 3, np.random.default_rng(4))
     for f in ("racks", "piles", "log"):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+
+
+def test_bad_history_settings_are_refused() -> None:
+    import pytest
+
+    core = RackoCore(RackoRules(), obs="infostate")
+    with pytest.raises(ValueError, match="opponent model must be one of"):
+        RackoBelief(core, "history", opponent="oracle")
+    with pytest.raises(ValueError, match="eps must be in"):
+        RackoBelief(core, "history", eps=1.0)
+    with pytest.raises(ValueError, match="sweeps an int"):
+        RackoBelief(core, "history", sweeps=-1)

@@ -76,6 +76,19 @@ def test_spec_parameters_and_registry() -> None:
         make_agent("racko:search?belief=oracle", core, game="racko")
     with pytest.raises(ValueError, match="unknown parameter"):
         make_agent("racko:search?depth=3", core, game="racko")
+    with pytest.raises(ValueError, match="opponent must be one of"):
+        make_agent("racko:search?belief=history&opponent=oracle", core, game="racko")
+    with pytest.raises(ValueError, match="eps must be"):
+        make_agent("racko:search?eps=0", core, game="racko")
+
+
+def test_history_belief_search_is_legal_and_seeded() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    _, obs, masks = _positions(core, 8, 27, seed=3)
+    spec = FAST + "&belief=history&sweeps=4&opponent=sequence"
+    acts = make_agent(spec, core, seed=2, game="racko").act(obs, masks)
+    assert masks[np.arange(8), acts].all()
+    np.testing.assert_array_equal(make_agent(spec, core, seed=2, game="racko").act(obs, masks), acts)
 
 
 def test_plays_through_play_out_on_a_default_core() -> None:
