@@ -1,6 +1,8 @@
 """Why ``racko:search`` does or does not beat its planner, decision by decision.
 
     python -m experiments.search_diagnosis --positions 300 --samples 16 --seed 11
+    python -m experiments.search_diagnosis --positions 400 --samples 16 --seed 21 --beliefs particles \
+        --history 64:sequence 200:lookahead4 --ablations
 
 Positions are taken from ``racko:lookahead`` self-play (one random decision of each game that
 the search would search). At each, every candidate move is valued four ways: twice on the
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--search", default="racko:search")
     ap.add_argument("--beliefs", nargs="+", default=list(BELIEF_MODELS), choices=BELIEF_MODELS)
     ap.add_argument("--save", default=None, help="write every valuation (npz) for further analysis")
+    ap.add_argument("--history", nargs="*", default=[], metavar="SWEEPS[:OPPONENT]",
+                    help="history beliefs to add, e.g. 64:sequence 200:lookahead4 (one world per chain, no oversampling)")
     ap.add_argument("--ablations", action="store_true",
                     help="also value on the true hidden cards rearranged (shuffled, sorted) within each opponent's "
                          "hidden slots: the right cards out of the draw pile, the wrong rack order")
@@ -100,6 +104,10 @@ def main(argv: list[str] | None = None) -> None:
             rearrange_hidden(w.racks, how, rng)
             values[name] = search.candidate_values(w, cand)
     beliefs = {m: RackoBelief(core, m) for m in args.beliefs}
+    for item in args.history:
+        sweeps, _, opponent = item.partition(":")
+        beliefs[f"history({sweeps},{opponent or 'lookahead'})"] = RackoBelief(
+            core, "history", sweeps=int(sweeps), oversample=1, opponent=opponent or "lookahead")
     for name, b in beliefs.items():
         values[name] = search.candidate_values(strip_history(b.sample(obs, k, rng)), cand)
     ok = cand >= 0

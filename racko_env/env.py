@@ -136,6 +136,8 @@ number of racks or an unknown key raises ``ValueError`` naming it.
 ## Version history
 
 - v0 (obs layout 1): first release.
+- v0, information state layout 2: each seat's last 24 turns appended (``log_*``); the
+  default observation is unchanged.
 """
 
 from __future__ import annotations
