@@ -168,28 +168,44 @@ class RackoBelief:
     def _sample_history(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator,
                         obs: np.ndarray) -> RackoInfoState:
         """``prior`` worlds kept and moved by the opponents' logged decisions (``"history"``)."""
-        from agents.belief_history import history_loglik, refine
+        from agents.belief_history import history_loglik
 
-        core, B = self.core, obs.shape[0]
-        decide = OPPONENT_MODELS[self.opponent]()
+        B = obs.shape[0]
         M = self.oversample * k
         worlds = self._sample(v, M, rng, obs)
         rep = np.repeat(np.arange(B), M)
-        logw = history_loglik(core, v, worlds.racks, rep, decide, self.eps).reshape(B, M)
+        logw = history_loglik(self.core, v, worlds.racks, rep, OPPONENT_MODELS[self.opponent](), self.eps).reshape(B, M)
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = (np.arange(B)[:, None] * M + np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)).reshape(-1)
         worlds = worlds.take(keep)
-        if self.sweeps:
-            log_w = np.log(np.maximum(self._slot_weights(v, opponent_turns(v, core.num_players), obs), 1e-300))
-
-            def log_prior(racks: np.ndarray, rows: np.ndarray) -> np.ndarray:
-                opp = racks[:, 1:].astype(np.int64)  # hidden cards are positive
-                w = np.take_along_axis(log_w[rows], np.maximum(opp, 0)[..., None], axis=3)[..., 0]
-                return np.where(opp > 0, w, 0.0).sum(axis=(1, 2))
-
-            refine(core, v, worlds, np.repeat(np.arange(B), k), logw.reshape(-1)[keep], log_prior, decide,
-                   self.eps, self.sweeps, rng)
+        self.refine(worlds, obs, np.repeat(np.arange(B), k), rng, logw.reshape(-1)[keep])
         return worlds
+
+    def refine(self, worlds: RackoState, obs: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
+               logw: np.ndarray | None = None, swap_pile: bool = True) -> None:
+        """``sweeps`` Metropolis–Hastings swaps of hidden cards in each world (in place), towards
+        the history's posterior; world ``r`` belongs to observation ``rows[r]``. Without
+        ``swap_pile`` only the opponents' hidden slots trade cards (the set they hold stays)."""
+        from agents.belief_history import history_loglik, refine
+
+        if not self.sweeps:
+            return
+        core = self.core
+        v = core.obs_view(obs)
+        decide = OPPONENT_MODELS[self.opponent]()
+        if logw is None:
+            logw = history_loglik(core, v, worlds.racks, rows, decide, self.eps)
+        weights = self._slot_weights(v, opponent_turns(v, core.num_players), obs)
+        log_w = np.log(np.maximum(weights, 1e-300)) if weights is not None else None
+
+        def log_prior(racks: np.ndarray, r: np.ndarray) -> np.ndarray:
+            if log_w is None:
+                return np.zeros(len(racks))
+            opp = racks[:, 1:].astype(np.int64)  # hidden cards are positive
+            w = np.take_along_axis(log_w[r], np.maximum(opp, 0)[..., None], axis=3)[..., 0]
+            return np.where(opp > 0, w, 0.0).sum(axis=(1, 2))
+
+        refine(core, v, worlds, rows, logw, log_prior, decide, self.eps, self.sweeps, rng, swap_pile)
 
     def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator, obs: np.ndarray) -> RackoInfoState:
         core = self.core

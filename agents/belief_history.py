@@ -117,11 +117,11 @@ def _hidden_spots(st: RackoState, K: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def refine(core: Any, v: dict[str, np.ndarray], st: RackoState, rep: np.ndarray, logw: np.ndarray,
            log_prior: Callable[[np.ndarray, np.ndarray], np.ndarray], decide: Decide, eps: float, sweeps: int,
-           rng: np.random.Generator) -> np.ndarray:
+           rng: np.random.Generator, swap_pile: bool = True) -> np.ndarray:
     """Move the worlds ``st`` (in place) by ``sweeps`` Metropolis–Hastings swaps each of two
     hidden cards; ``logw`` is their current log-likelihood, ``log_prior(racks, obs_rows)`` the
     prior's log-weight of each rack. A dealt slot (nothing ever left it) only takes a card never face up.
-    Returns the final log-likelihood."""
+    Without ``swap_pile`` only hidden slots trade cards. Returns the final log-likelihood."""
     R, P = st.racks.shape[:2]
     K = core.pile_size
     P10 = P * 10
@@ -129,6 +129,8 @@ def refine(core: Any, v: dict[str, np.ndarray], st: RackoState, rep: np.ndarray,
     dealt = np.zeros((R, P10), bool)
     dealt[:, 10:] = (v["slot_out"][rep][:, 1:] == 0).reshape(R, -1)
     spots, count, n_slots = _hidden_spots(st, K)
+    if not swap_pile:
+        count = n_slots
     rr = np.arange(R)
     lp = log_prior(st.racks, rep)
     for _ in range(sweeps):

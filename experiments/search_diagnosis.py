@@ -78,9 +78,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", default=None, help="write every valuation (npz) for further analysis")
     ap.add_argument("--history", nargs="*", default=[], metavar="SWEEPS[:OPPONENT]",
                     help="history beliefs to add, e.g. 64:sequence 200:lookahead4 (one world per chain, no oversampling)")
+    ap.add_argument("--ablation-sweeps", type=int, default=200, help="sweeps arranging the true cards by the history")
     ap.add_argument("--ablations", action="store_true",
-                    help="also value on the true hidden cards rearranged (shuffled, sorted) within each opponent's "
-                         "hidden slots: the right cards out of the draw pile, the wrong rack order")
+                    help="also value on the true hidden cards rearranged within each opponent's hidden slots "
+                         "(shuffled, sorted, or by the history's posterior): the right cards out of the draw pile, "
+                         "the rack order unknown")
     args = ap.parse_args(argv)
     core = RackoCore(RackoRules(), obs="infostate")
     search = make_agent(args.search, core, seed=args.seed, game="racko")
@@ -103,6 +105,13 @@ def main(argv: list[str] | None = None) -> None:
             w = true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng)
             rearrange_hidden(w.racks, how, rng)
             values[name] = search.candidate_values(w, cand)
+        # the same cards, arranged by the history's posterior: slot-to-slot swaps weighed by the
+        # opponent's logged decisions (the most a belief could know, given the set)
+        w = true_worlds(plain, strip_history(st), np.arange(len(r)), k, rng)
+        rearrange_hidden(w.racks, "shuffle", rng)
+        RackoBelief(core, "history", sweeps=args.ablation_sweeps, opponent="sequence").refine(
+            w, obs, np.repeat(np.arange(len(r)), k), rng, swap_pile=False)
+        values[f"true_cards_history({args.ablation_sweeps},sequence)"] = search.candidate_values(w, cand)
     beliefs = {m: RackoBelief(core, m) for m in args.beliefs}
     for item in args.history:
         sweeps, _, opponent = item.partition(":")
