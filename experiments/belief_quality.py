@@ -3,6 +3,8 @@ world puts in an opponent's hidden slot and the card really there, by belief mod
 choose-phase decisions of ``racko:lookahead`` self-play (a held-out seed).
 
     python -m experiments.belief_quality --games 300 --samples 8 --seed 7
+    python -m experiments.belief_quality --games 150 --samples 8 --seed 7 --beliefs particles \
+        --history 64:sequence 200:lookahead4
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE
 
 
-def measure(players: int, games: int, samples: int, seed: int) -> dict[str, float]:
+def measure(players: int, games: int, samples: int, seed: int, models: list[str] | None = None,
+            history: list[str] | None = None) -> dict[str, float]:
     core = RackoCore(RackoRules(num_players=players), obs="infostate")
     agent = make_agent("racko:lookahead", core, seed=seed, game="racko")
-    beliefs = {m: RackoBelief(core, m) for m in BELIEF_MODELS}
-    if players != 2:
-        beliefs.pop("learned")
+    beliefs = {m: RackoBelief(core, m) for m in (models or BELIEF_MODELS) if players == 2 or m != "learned"}
+    for item in history or []:
+        sweeps, _, opponent = item.partition(":")
+        beliefs[f"history({sweeps},{opponent or 'lookahead'})"] = RackoBelief(
+            core, "history", sweeps=int(sweeps), oversample=1, opponent=opponent or "lookahead")
     rng = np.random.default_rng(seed)
     err: dict[str, list] = {m: [] for m in beliefs}
     st = core.init(games, seed, game_ids=np.arange(10**6, 10**6 + games))
@@ -56,8 +61,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--beliefs", nargs="+", default=list(BELIEF_MODELS), choices=BELIEF_MODELS)
+    ap.add_argument("--history", nargs="*", default=[], metavar="SWEEPS[:OPPONENT]",
+                    help="history beliefs to add, e.g. 64:sequence 200:lookahead4 (one world per chain)")
     args = ap.parse_args(argv)
-    out = measure(args.players, args.games, args.samples, args.seed)
+    out = measure(args.players, args.games, args.samples, args.seed, args.beliefs, args.history)
     print(json.dumps({"players": args.players, "games": args.games, "mean_abs_error": out}))
 
 
