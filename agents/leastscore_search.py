@@ -82,8 +82,8 @@ class LeastScoreSearchAgent(Agent):
 
     spec = "leastscore:search"
     observation = "infostate"
-    params: dict[str, Any] = {"samples": 32, "candidates": 4, "belief": "prior", "rollout": "dp", "margin": 0.0,
-                              "lam": DEFAULT_LAM, "max_rows": 65536}
+    params: dict[str, Any] = {"samples": 128, "candidates": 4, "belief": "prior", "rollout": "dp", "margin": 0.0,
+                              "lam": DEFAULT_LAM, "moves": "declare", "playon": "dp", "max_rows": 65536}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, NUM_ACTIONS, integer=True, why="moves searched per decision, dp's first"),
@@ -91,6 +91,8 @@ class LeastScoreSearchAgent(Agent):
         "rollout": Choice(tuple(ROLLOUTS)),
         "margin": Range(0, 10, why="value gain over dp's move needed to deviate"),
         "lam": Range(0, 10, why="weight of the round points in a rollout's value"),
+        "moves": Choice(("all", "declare")),
+        "playon": Choice(("rollout", "dp")),
         "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
     }
 
@@ -109,7 +111,7 @@ class LeastScoreSearchAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
-        masks = np.asarray(action_masks, dtype=bool).reshape(obs.shape[0], -1)
+        masks = np.atleast_2d(np.asarray(action_masks, dtype=bool))
         if obs.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)
         base_obs = np.ascontiguousarray(obs[:, : self.pcore.obs_size])
@@ -124,7 +126,7 @@ class LeastScoreSearchAgent(Agent):
         for lo in range(0, len(rows), step):
             r = rows[lo : lo + step]
             worlds = strip_history(self._belief().sample(obs[r], int(p["samples"]), self.rng))
-            out[r] = self.search_worlds(worlds, cand[r])
+            out[r] = self.search_worlds(worlds, cand[r], self._play_on[r])
         return out
 
     def candidates(self, base_obs: np.ndarray, masks: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -133,16 +135,40 @@ class LeastScoreSearchAgent(Agent):
         m = int(self.params["candidates"])
         B = len(base)
         view = self.pcore.obs_view(base_obs)
-        values = dp_plan(view, masks, **rules_kwargs(self.core.rules))["values"]
+        plan = dp_plan(view, masks, **rules_kwargs(self.core.rules))
+        values = plan["values"]
+        self._play_on = plan["play_on"]
         score = np.where(masks, -values, np.inf)
         score[:, DECLARE] = np.where(masks[:, DECLARE], -1e300, np.inf)  # the decision belief matters most for
         score[np.arange(B), base] = -np.inf
         order = np.argsort(score, axis=1, kind="stable")[:, :m]
-        return np.where(np.take_along_axis(score, order, axis=1) < np.inf, order, -1)
+        cand = np.where(np.take_along_axis(score, order, axis=1) < np.inf, order, -1)
+        if self.params["moves"] == "declare":  # only whether to declare: dp's move against declaring (or its veto)
+            cand[:, 2:] = -1
+            cand[~masks[:, DECLARE], 1] = -1
+        return cand
 
-    def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
+    def search_worlds(self, worlds: Any, cand: np.ndarray, play_on: np.ndarray | None = None) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the
-        mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (dp's first)."""
+        mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (dp's first).
+        With ``playon="dp"`` every move but declaring is valued by dp's ``play_on``."""
+        if self.params["playon"] == "dp" and play_on is not None:
+            cand = cand.copy()
+            is_decl = cand == DECLARE
+            mean = np.where(is_decl, 0.0, np.where(cand >= 0, play_on[:, None], -np.inf))
+            rows = np.flatnonzero(is_decl.any(axis=1))
+            if len(rows):
+                k = worlds.batch_size // len(cand)
+                sub = worlds.take((rows[:, None] * k + np.arange(k)[None, :]).reshape(-1))
+                v = rollout_values(self.pcore, sub, np.full(len(rows) * k, DECLARE), self.params["rollout"],
+                                   float(self.params["lam"]))
+                mean[rows] = np.where(is_decl[rows], v.reshape(len(rows), k).mean(axis=1)[:, None], mean[rows])
+            # dp's own best play-on move stands for playing on (the first non-declaring candidate)
+            first_play = np.argmax((cand >= 0) & ~is_decl, axis=1)
+            r = np.arange(len(cand))
+            decl_col = np.argmax(is_decl, axis=1)
+            go = is_decl.any(axis=1) & (mean[r, decl_col] > mean[r, first_play] + float(self.params["margin"]))
+            return np.where(go, DECLARE, cand[r, first_play]).astype(np.int64)
         mean = self.candidate_values(worlds, cand)
         best = np.argmax(mean, axis=1)
         rows = np.arange(len(cand))
