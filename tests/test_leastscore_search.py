@@ -162,3 +162,14 @@ def test_deckgym_eval_runs_search(tmp_path) -> None:
            "--games", "3", "--quiet", "--json", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
     assert FAST in json.dumps(json.loads(out.read_text()))
+
+
+def test_deckgym_play_gives_it_information_states() -> None:
+    """The terminal game plays on the core that records the history when an agent asks for it."""
+    import io
+
+    from evaluation.play import PlaySession
+
+    s = PlaySession("leastscore", ["leastscore:search?samples=2", "leastscore:dp", "leastscore:dp"], seed=5,
+                    output=io.StringIO(), input_fn=None)
+    assert s.core.obs == "infostate" and isinstance(s.agents[1], LeastScoreSearchAgent)
