@@ -45,8 +45,8 @@ def true_worlds(st: LeastScoreState, rows: np.ndarray, k: int, rng: np.random.Ge
     sub.cur[:] = 0
     top = sub.top.astype(np.int64)
     col = np.arange(NUM_CARDS + 1)[None, :]
-    keys = np.where((col >= top[:, None]) & (col < NUM_CARDS), rng.random((R, NUM_CARDS + 1)), -1.0)
-    order = np.argsort(keys, axis=1, kind="stable")  # the deck's columns, shuffled, after the rest
+    keys = np.where(col < top[:, None], -1.0, np.where(col < NUM_CARDS, rng.random((R, NUM_CARDS + 1)), 2.0))
+    order = np.argsort(keys, axis=1, kind="stable")  # the drawn columns, the deck's shuffled, the PAD column
     sub.deck[:] = np.where(col >= top[:, None], np.take_along_axis(sub.deck, order, axis=1), sub.deck)
     sub.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
     return sub
