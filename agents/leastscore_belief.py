@@ -26,7 +26,14 @@ Models of the opponents' unknown cards:
   ``leastscore:dp`` players, by the opponent's turns played and its number of unknown cards,
   counted in dp self-play (``experiments/fit_leastscore_prior.py``,
   ``agents/data/leastscore_belief_prior.npz``). It learns what the tilt assumes (low ranks
-  stay) and what it cannot (pairs and runs are thrown early, so their ranks thin out).
+  stay) and what it cannot (pairs and runs are thrown early, so their ranks thin out);
+* ``"particles"``: ``oversample`` times as many ``prior`` worlds, of which ``k`` are kept
+  (without replacement) in proportion to how much more likely each opponent's whole hand is
+  under dp's play than under the prior's card-by-card draw: a logistic classifier of true
+  against prior-sampled hands (same self-play, same file) gives that density ratio from the
+  hand's features (:func:`hand_features`: its totals, its best legal group, pairs, high
+  cards, with the opponent's turns). Card-by-card weights cannot see that a dp player
+  rarely keeps a pair of kings it could throw; the ratio can.
 
 Weighted draws take an opponent's cards without replacement, each in proportion to its
 weight among the cards left (exponential keys), opponents in ego order.
@@ -41,20 +48,23 @@ from typing import Any
 import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, PAD, RANK, VALUE
-from leastscore_env.plan import calibrated_skew
+from leastscore_env.plan import DISCARD_SLOTS, calibrated_skew
 from leastscore_env.state import HAND_MAX, LeastScoreInfoState, LeastScoreState
 from leastscore_env.tables import DECLARE_BIT, DRAW_ACTIONS_WORD, words_of
 
 __all__ = ["LeastScoreBelief", "BELIEF_MODELS", "TURN_BUCKETS", "PRIOR_FILE", "opponent_turns", "load_prior",
-           "strip_history", "card_bits", "bits_cards"]
+           "load_ratio", "hand_features", "strip_history", "card_bits", "bits_cards"]
 
-BELIEF_MODELS = ("uniform", "tilt", "prior")
+BELIEF_MODELS = ("uniform", "tilt", "prior", "particles")
 #: the prior's buckets of turns the opponent has played: 0, 1, ..., TURN_BUCKETS - 1 or more
 TURN_BUCKETS = 7
 PRIOR_FILE = os.path.join(os.path.dirname(__file__), "data", "leastscore_belief_prior.npz")
 _CARDS = np.arange(NUM_CARDS, dtype=np.int64)
 _CARD_RANK = RANK[:NUM_CARDS].astype(np.intp)
 _CARD_VALUE = VALUE[:NUM_CARDS].astype(np.float64)
+_BYTE_VALUE = VALUE.astype(np.float64)  # card id or PAD (value 0) -> value
+_MULTI = sum(1 << a for a in range(31) if bin(a + 1).count("1") >= 2)  # discard groups of 2+ cards (L5)
+_RANK_COUNT = np.eye(NUM_RANKS + 1)[RANK.astype(np.intp)][:, :NUM_RANKS]  # card id or PAD -> its rank, one-hot
 
 
 def opponent_turns(turn: np.ndarray, num_players: int) -> np.ndarray:
@@ -75,6 +85,50 @@ def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
         p = min(have, key=lambda x: abs(x - num_players))
         num, den = z[f"num{p}"].astype(np.float64), z[f"den{p}"].astype(np.float64)
     return (num + 1.0) / (den + 1.0)  # ratio to the uniform share, smoothed towards 1
+
+
+def load_ratio(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
+    """``(F,)`` coefficients of the particles' log density ratio (:func:`hand_features`)."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"Least Score belief prior {path} is missing; make it with "
+                                "experiments/fit_leastscore_prior.py")
+    with np.load(path) as z:
+        have = sorted(int(k[5:]) for k in z.files if k.startswith("ratio"))
+        if not have:
+            raise FileNotFoundError(f"{path} has no particle ratio; make it with experiments/fit_leastscore_prior.py")
+        return z[f"ratio{min(have, key=lambda x: abs(x - num_players))}"].astype(np.float64)
+
+
+def hand_features(hands: np.ndarray, known: np.ndarray, legal: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """``(..., F)`` features of hands (card words ``hands``, their known cards ``known``, legal
+    discard bits ``legal``, the owner's turns played ``turns``, all the same shape): what
+    separates a dp player's hands from card-by-card draws (see ``"particles"``)."""
+    ids = np.ascontiguousarray(hands, dtype=np.int64)[..., None].view(np.uint8)[..., :HAND_MAX].astype(np.intp)
+    val = _BYTE_VALUE[ids]  # (..., 5)
+    known_val = (bits_cards(known) * _CARD_VALUE).sum(axis=-1)
+    total = val.sum(axis=-1)
+    unknown_sum = total - known_val
+    groups = np.where(((legal[..., None] >> np.arange(31)) & 1) == 1, val @ DISCARD_SLOTS.T.astype(np.float64), 0.0)
+    best = groups.max(axis=-1)
+    top = val.max(axis=-1)
+    pairs = (_RANK_COUNT[ids].sum(axis=-2) >= 2).sum(axis=-1)
+    high = (val >= 8).sum(axis=-1)
+    multi = ((legal & _MULTI) != 0).astype(np.float64)
+    t = np.minimum(turns, 6) / 6.0
+    n = (ids < NUM_CARDS).sum(axis=-1) / HAND_MAX
+    # a floor card is taken to pair or run with the hand: unknown cards matching a known card's rank or a neighbour
+    kn = bits_cards(known)
+    held = (_RANK_COUNT[ids].sum(axis=-2) > 0)  # (..., 13)
+    known_rank = (kn.reshape(kn.shape[:-1] + (NUM_RANKS, 4)).any(axis=-1))
+    unk_rank = held & ~known_rank | (_RANK_COUNT[ids].sum(axis=-2) >= 2) & known_rank
+    near = np.zeros_like(known_rank)
+    near[..., 1:] |= known_rank[..., :-1]
+    near[..., :-1] |= known_rank[..., 1:]
+    has_known = known_rank.any(axis=-1)
+    f = [np.ones_like(total), unknown_sum / 10, total / 10, top / 10, best / 10, (best - top) / 10, pairs, high / 5,
+         multi, t * unknown_sum / 10, t * (best - top) / 10, t * pairs, t * high / 5, n * unknown_sum / 10,
+         (unk_rank & known_rank).sum(axis=-1), (unk_rank & near & ~known_rank).sum(axis=-1), has_known * unknown_sum / 10]
+    return np.stack(f, axis=-1)
 
 
 def card_bits(member: np.ndarray) -> np.ndarray:
@@ -101,13 +155,16 @@ def strip_history(st: LeastScoreState) -> LeastScoreState:
 class LeastScoreBelief:
     """Sample worlds consistent with Least Score information states (module docstring)."""
 
-    def __init__(self, core: Any, model: str = "prior") -> None:
+    def __init__(self, core: Any, model: str = "prior", oversample: int = 4) -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":
             raise ValueError("LeastScoreBelief needs an information-state core: LeastScoreCore(rules, obs='infostate')")
-        self.core, self.model = core, model
-        self.prior = load_prior(core.num_players) if model == "prior" else None
+        if not isinstance(oversample, (int, np.integer)) or isinstance(oversample, bool) or oversample < 1:
+            raise ValueError(f"oversample must be an int >= 1, got {oversample!r}")
+        self.core, self.model, self.oversample = core, model, int(oversample)
+        self.prior = load_prior(core.num_players) if model in ("prior", "particles") else None
+        self.ratio = load_ratio(core.num_players) if model == "particles" else None
 
     def sample(self, obs: np.ndarray, k: int, rng: np.random.Generator) -> LeastScoreInfoState:
         """``k`` worlds per row of ``obs`` (``(B, obs_size)`` information states of the seat
@@ -119,7 +176,25 @@ class LeastScoreBelief:
         if obs.ndim != 2 or obs.shape[1] != core.obs_size:
             raise ValueError(f"observations must be information states of shape (B, {core.obs_size}), got {obs.shape}")
         v = core.obs_view(obs)
-        B, P = obs.shape[0], core.num_players
+        if self.model == "particles":
+            return self._particles(obs, v, k, rng)
+        return self._sample(v, k, rng)
+
+    def _particles(self, obs: np.ndarray, v: dict[str, np.ndarray], k: int, rng: np.random.Generator) -> LeastScoreInfoState:
+        """``oversample · k`` prior worlds, ``k`` kept ∝ the hands' density ratio (module docstring)."""
+        B, P, M = obs.shape[0], self.core.num_players, self.oversample * k
+        worlds = self._sample(v, M, rng)
+        turns = np.repeat(opponent_turns(v["turn"], P), M, axis=0)
+        f = hand_features(worlds.hands[:, 1:], worlds.known[:, 1:], worlds.legal[:, 1:], turns)
+        logw = (f @ self.ratio).sum(axis=1).reshape(B, M)
+        keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
+        keep = np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)
+        return worlds.take((np.arange(B)[:, None] * M + keep).reshape(-1))
+
+    def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator) -> LeastScoreInfoState:
+        """``k`` worlds per row of the decoded observations ``v`` (``"particles"``: prior worlds)."""
+        core = self.core
+        B, P = v["turn"].shape[0], core.num_players
         bad = np.flatnonzero(~v["to_move"][:, 0])
         if len(bad):
             raise ValueError(f"rows {bad[:8].tolist()}: worlds are sampled for the seat to move, not another seat")

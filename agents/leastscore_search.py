@@ -83,13 +83,15 @@ class LeastScoreSearchAgent(Agent):
     spec = "leastscore:search"
     observation = "infostate"
     params: dict[str, Any] = {"samples": 128, "candidates": 4, "belief": "prior", "rollout": "dp", "margin": 0.0,
-                              "lam": DEFAULT_LAM, "moves": "declare", "playon": "dp", "max_rows": 65536}
+                              "lam": DEFAULT_LAM, "moves": "declare", "playon": "dp", "oversample": 4,
+                              "max_rows": 65536}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, NUM_ACTIONS, integer=True, why="moves searched per decision, dp's first"),
         "belief": Choice(BELIEF_MODELS),
+        "oversample": Range(1, 64, integer=True, why="particles: prior worlds drawn per world kept"),
         "rollout": Choice(tuple(ROLLOUTS)),
-        "margin": Range(0, 10, why="value gain over dp's move needed to deviate"),
+        "margin": Range(-1, 10, why="value gain over dp's move needed to deviate"),
         "lam": Range(0, 10, why="weight of the round points in a rollout's value"),
         "moves": Choice(("all", "declare")),
         "playon": Choice(("rollout", "dp")),
@@ -101,13 +103,13 @@ class LeastScoreSearchAgent(Agent):
         self.params = dict(self.params)
         self.icore = infostate_core(core)
         self.pcore = LeastScoreCore(core.rules, episode="round", reward="win")  # rollouts: no history
-        self._beliefs: dict[str, LeastScoreBelief] = {}
+        self._beliefs: dict[tuple[str, int], LeastScoreBelief] = {}
 
     def _belief(self) -> LeastScoreBelief:
-        model = self.params["belief"]
-        if model not in self._beliefs:
-            self._beliefs[model] = LeastScoreBelief(self.icore, model)
-        return self._beliefs[model]
+        key = (self.params["belief"], int(self.params["oversample"]))
+        if key not in self._beliefs:
+            self._beliefs[key] = LeastScoreBelief(self.icore, key[0], oversample=key[1])
+        return self._beliefs[key]
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
@@ -151,29 +153,37 @@ class LeastScoreSearchAgent(Agent):
     def search_worlds(self, worlds: Any, cand: np.ndarray, play_on: np.ndarray | None = None) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the
         mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (dp's first).
-        With ``playon="dp"`` every move but declaring is valued by dp's ``play_on``."""
-        if self.params["playon"] == "dp" and play_on is not None:
-            cand = cand.copy()
-            is_decl = cand == DECLARE
-            mean = np.where(is_decl, 0.0, np.where(cand >= 0, play_on[:, None], -np.inf))
-            rows = np.flatnonzero(is_decl.any(axis=1))
-            if len(rows):
-                k = worlds.batch_size // len(cand)
-                sub = worlds.take((rows[:, None] * k + np.arange(k)[None, :]).reshape(-1))
-                v = rollout_values(self.pcore, sub, np.full(len(rows) * k, DECLARE), self.params["rollout"],
-                                   float(self.params["lam"]))
-                mean[rows] = np.where(is_decl[rows], v.reshape(len(rows), k).mean(axis=1)[:, None], mean[rows])
-            # dp's own best play-on move stands for playing on (the first non-declaring candidate)
-            first_play = np.argmax((cand >= 0) & ~is_decl, axis=1)
-            r = np.arange(len(cand))
-            decl_col = np.argmax(is_decl, axis=1)
-            go = is_decl.any(axis=1) & (mean[r, decl_col] > mean[r, first_play] + float(self.params["margin"]))
-            return np.where(go, DECLARE, cand[r, first_play]).astype(np.int64)
-        mean = self.candidate_values(worlds, cand)
-        best = np.argmax(mean, axis=1)
-        rows = np.arange(len(cand))
-        better = mean[rows, best] > mean[:, 0] + float(self.params["margin"])
-        return np.where(better, cand[rows, best], cand[:, 0]).astype(np.int64)
+        With ``playon="dp"`` and dp's ``play_on`` values, declaring is weighed against them."""
+        p = self.params
+        margin = float(p["margin"])
+        r = np.arange(len(cand))
+        if p["playon"] != "dp" or play_on is None:
+            mean = self.candidate_values(worlds, cand)
+            best = np.argmax(mean, axis=1)
+            better = mean[r, best] > mean[:, 0] + margin
+            return np.where(better, cand[r, best], cand[:, 0]).astype(np.int64)
+        # declaring: each world's exact L8 result, against dp's value of playing on
+        k = worlds.batch_size // len(cand)
+        is_decl = cand == DECLARE
+        declare = np.full(len(cand), -np.inf)
+        rows = np.flatnonzero(is_decl.any(axis=1))
+        if len(rows):
+            sub = worlds.take((rows[:, None] * k + np.arange(k)[None, :]).reshape(-1))
+            v = rollout_values(self.pcore, sub, np.full(len(rows) * k, DECLARE), p["rollout"], float(p["lam"]))
+            declare[rows] = v.reshape(len(rows), k).mean(axis=1)
+        go = declare > play_on + margin
+        # playing on: dp's best other move or, with moves="all", the best of the others by rollouts
+        play = np.where(is_decl, -1, cand)
+        play = np.take_along_axis(play, np.argsort(play < 0, axis=1, kind="stable"), axis=1)
+        out = play[:, 0].copy()
+        rows = np.flatnonzero(~go & (play[:, 1] >= 0)) if p["moves"] == "all" else np.zeros(0, np.intp)
+        if len(rows):
+            sub = worlds.take((rows[:, None] * k + np.arange(k)[None, :]).reshape(-1))
+            mean = self.candidate_values(sub, play[rows])
+            best = np.argmax(mean, axis=1)
+            i = np.arange(len(rows))
+            out[rows] = np.where(mean[i, best] > mean[:, 0] + margin, play[rows, best], play[rows, 0])
+        return np.where(go, DECLARE, out).astype(np.int64)
 
     def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""

@@ -1,7 +1,7 @@
 """How well each Least Score belief model knows the opponents' hands, at the decisions that
 matter most: the seat to move may declare (L7).
 
-    python -m experiments.leastscore_belief_quality --games 2000 --samples 64 --seed 7
+    python -m experiments.leastscore_belief_quality --games 2000 --samples 64 --seed 7 [--oversample 4]
 
 Positions are ``leastscore:dp`` self-play decisions where declaring is legal. For each model
 (``agents.leastscore_belief``), ``samples`` worlds per position give: the mean absolute error
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--samples", type=int, default=64)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", nargs="+", default=list(BELIEF_MODELS))
+    ap.add_argument("--oversample", type=int, default=4, help="particles: prior worlds drawn per world kept")
     args = ap.parse_args(argv)
     core = LeastScoreCore(LeastScoreRules(num_players=args.players), obs="infostate")
     obs, opp, mine = positions(core, args.games, args.seed)
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(args.seed)
     k = args.samples
     for model in args.models:
-        belief = LeastScoreBelief(core, model)
+        belief = LeastScoreBelief(core, model, oversample=args.oversample)
         errs, ps = [], []
         for lo in range(0, len(obs), 512):
             w = belief.sample(obs[lo : lo + 512], k, rng)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, bits_cards, load_prior
+from agents.leastscore_belief import (BELIEF_MODELS, LeastScoreBelief, bits_cards, hand_features, load_prior, load_ratio,
+                                     opponent_turns)
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.rules import LeastScoreRules
@@ -144,4 +145,23 @@ def test_bad_input_is_refused_by_name() -> None:
     not_mover = core.observe(st, (core.current_player(st) + 1) % 4)
     with pytest.raises(ValueError, match="seat to move"):
         bel.sample(not_mover, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="oversample must be"):
+        LeastScoreBelief(core, "particles", oversample=0)
     assert load_prior(4).shape == (7, 6, 13)
+    assert load_ratio(4).shape == (hand_features(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                                                 np.zeros(1, np.int64)).shape[-1],)
+
+
+def test_particles_keep_the_likelier_hands() -> None:
+    """The particles' kept worlds score higher under the fitted density ratio than the prior's
+    worlds they are drawn from (the filter does select)."""
+    core = LeastScoreCore(LeastScoreRules(), obs="infostate")
+    _, obs, _ = positions(core, 64, 14, seed=4)
+    beta = load_ratio(4)
+    turns = np.repeat(opponent_turns(core.obs_view(obs)["turn"], 4), 16, axis=0)
+
+    def score(model: str) -> float:
+        w = LeastScoreBelief(core, model, oversample=8).sample(obs, 16, np.random.default_rng(0))
+        return float((hand_features(w.hands[:, 1:], w.known[:, 1:], w.legal[:, 1:], turns) @ beta).mean())
+
+    assert score("particles") > score("prior") + 0.05

@@ -173,3 +173,16 @@ def test_deckgym_play_gives_it_information_states() -> None:
     s = PlaySession("leastscore", ["leastscore:search?samples=2", "leastscore:dp", "leastscore:dp"], seed=5,
                     output=io.StringIO(), input_fn=None)
     assert s.core.obs == "infostate" and isinstance(s.agents[1], LeastScoreSearchAgent)
+
+
+def test_no_leak_a_different_hidden_deal_gives_the_same_moves() -> None:
+    """A true game with the same information state but other hidden cards (redrawn by the
+    belief) is observed identically, so the agent plays the same moves under the same seed."""
+    core = LeastScoreCore(LeastScoreRules(), obs="infostate")
+    obs, masks = _positions(core, 24, seed=6)
+    other = LeastScoreBelief(core, "uniform").sample(obs, 1, np.random.default_rng(3))
+    obs2 = core.observe(other, 0)
+    np.testing.assert_array_equal(obs2, obs)
+    for spec in (FAST, FULL):
+        a = make_agent(spec, core, seed=4, game="leastscore").act(obs, masks)
+        np.testing.assert_array_equal(make_agent(spec, core, seed=4, game="leastscore").act(obs2, core.legal_action_mask(other)), a)
