@@ -120,7 +120,7 @@ class LeastScoreSearchAgent(Agent):
         base = _dp(self.pcore, base_obs, masks)
         if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
             return base
-        cand = self.candidates(base_obs, masks, base)
+        cand, play_on = self.candidates(base_obs, masks, base)
         out = base.copy()
         rows = np.flatnonzero(cand[:, 1] >= 0)
         p = self.params
@@ -128,27 +128,26 @@ class LeastScoreSearchAgent(Agent):
         for lo in range(0, len(rows), step):
             r = rows[lo : lo + step]
             worlds = strip_history(self._belief().sample(obs[r], int(p["samples"]), self.rng))
-            out[r] = self.search_worlds(worlds, cand[r], self._play_on[r])
+            out[r] = self.search_worlds(worlds, cand[r], play_on[r])
         return out
 
-    def candidates(self, base_obs: np.ndarray, masks: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def candidates(self, base_obs: np.ndarray, masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(B, m)`` moves to search: dp's first, declaring second where legal, then dp's next
-        best (-1: none)."""
+        best (-1: none); and ``(B,)`` dp's value of playing on (its best move but declaring)."""
         m = int(self.params["candidates"])
         B = len(base)
         view = self.pcore.obs_view(base_obs)
         plan = dp_plan(view, masks, **rules_kwargs(self.core.rules))
         values = plan["values"]
-        self._play_on = plan["play_on"]
         score = np.where(masks, -values, np.inf)
-        score[:, DECLARE] = np.where(masks[:, DECLARE], -1e300, np.inf)  # the decision belief matters most for
+        score[:, DECLARE] = np.where(masks[:, DECLARE], -1e300, np.inf)  # where the hidden cards matter most (L8)
         score[np.arange(B), base] = -np.inf
         order = np.argsort(score, axis=1, kind="stable")[:, :m]
         cand = np.where(np.take_along_axis(score, order, axis=1) < np.inf, order, -1)
         if self.params["moves"] == "declare":  # only whether to declare: dp's move against declaring (or its veto)
             cand[:, 2:] = -1
             cand[~masks[:, DECLARE], 1] = -1
-        return cand
+        return cand, plan["play_on"]
 
     def search_worlds(self, worlds: Any, cand: np.ndarray, play_on: np.ndarray | None = None) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the

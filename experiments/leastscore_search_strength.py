@@ -77,11 +77,11 @@ def run(deals: int, players: int, search_spec: str, opponent: str, seed: int, tr
             base = turn.actions[mine]
             chosen = base.copy()
             if true_belief:
-                cand = search.candidates(np.ascontiguousarray(turn.obs[mine]), turn.masks[mine], base)
+                cand, play_on = search.candidates(np.ascontiguousarray(turn.obs[mine]), turn.masks[mine], base)
                 r = np.flatnonzero(cand[:, 1] >= 0)
                 if len(r):
                     k = int(search.params["samples"])
-                    chosen[r] = search.search_worlds(true_worlds(turn.state, mine[r], k, rng), cand[r], search._play_on[r])
+                    chosen[r] = search.search_worlds(true_worlds(turn.state, mine[r], k, rng), cand[r], play_on[r])
                 turn.actions[mine] = chosen
             decisions += len(mine)
             deviations += int((chosen != base).sum())

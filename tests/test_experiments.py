@@ -25,6 +25,7 @@ SMOKE = {
     "search_diagnosis": ["--positions", "12", "--samples", "2", "--search", "racko:search?candidates=2&horizon=8"],
     "fit_leastscore_prior": ["--games", "20", "--players", "2", "--out", "{tmp}/ls_prior.npz"],
     "leastscore_belief_quality": ["--games", "8", "--samples", "2", "--players", "3"],
+    "leastscore_search_diagnosis": ["--positions", "12", "--samples", "2", "--beliefs", "uniform", "prior"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
                                    "--true-belief"],
 }

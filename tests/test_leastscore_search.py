@@ -64,8 +64,7 @@ def test_the_same_worlds_give_the_same_moves_batched_or_split(spec: str) -> None
     agent = make_agent(spec, core, seed=0, game="leastscore")
     base_obs = np.ascontiguousarray(obs[:, : agent.pcore.obs_size])
     base = dp_actions_obs(agent.pcore, base_obs, masks)
-    cand = agent.candidates(base_obs, masks, base)
-    play_on = agent._play_on.copy()
+    cand, play_on = agent.candidates(base_obs, masks, base)
     k = 6
     worlds = strip_history(LeastScoreBelief(core, "prior").sample(obs, k, np.random.default_rng(4)))
     whole = agent.search_worlds(worlds, cand, play_on)
