@@ -165,3 +165,22 @@ def test_particles_keep_the_likelier_hands() -> None:
         return float((hand_features(w.hands[:, 1:], w.known[:, 1:], w.legal[:, 1:], turns) @ beta).mean())
 
     assert score("particles") > score("prior") + 0.05
+
+
+def test_worlds_of_a_match_with_eliminated_players() -> None:
+    """Later rounds of a match (L9: some seats out, scores carried) are reproduced too."""
+    core = LeastScoreCore(LeastScoreRules(num_players=4, elimination_score=12), episode="match", obs="infostate")
+    st = core.init(64, 2)
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        res = core.step(st, core.sample_legal(core.legal_action_mask(st), rng))
+        if (res.terminated | res.truncated).any():
+            core.reset_where(st, res.terminated | res.truncated)
+    out = np.flatnonzero(core.alive(st).sum(axis=1) < 4)
+    assert len(out) >= 4
+    sub = st.take(out)
+    obs = core.observe(sub, core.current_player(sub))
+    for model in BELIEF_MODELS:
+        w = LeastScoreBelief(core, model).sample(obs, 2, np.random.default_rng(0))
+        np.testing.assert_array_equal(core.observe(w, 0), np.repeat(obs, 2, axis=0))
+        np.testing.assert_array_equal(card_counts(w), 1)
