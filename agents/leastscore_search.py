@@ -8,18 +8,22 @@ For each decision (a batch of rows, all at once):
    ``candidates`` moves;
 2. :class:`agents.leastscore_belief.LeastScoreBelief` samples ``samples`` worlds per row
    consistent with the row's information state (the ``belief`` model);
-3. in every world each candidate is played, then every seat plays the ``rollout`` policy
-   (``dp`` or ``counting``, deterministic) to the round's end. A declaration ends the round
-   at once, so declaring is valued by its exact L8 outcome in each world. Common random
-   numbers: a world's hidden cards, deck order and random stream (for an L6 reshuffle) are
-   the same for every candidate, so two candidates differ only by the move;
-4. a candidate's value is the mean over worlds of the seat's share of the round's win less
-   ``lam`` × its round points (dp's own utility); the best candidate is played if it beats
-   dp's move by more than ``margin``, otherwise dp's move.
+3. declaring is valued in each world by its exact L8 outcome (the round ends at once); a
+   move searched by rollouts is played in every world, then every seat plays the ``rollout``
+   policy (``dp`` or ``counting``, deterministic) to the round's end. Common random numbers:
+   a world's hidden cards, deck order and random stream (for an L6 reshuffle) are the same
+   for every candidate, so two candidates differ only by the move. A result is the seat's
+   share of the round's win less ``lam`` × its round points (dp's own utility);
+4. ``playon="dp"`` (default): the worlds' mean value of declaring is weighed against dp's
+   value of playing on, and declaring wins by more than ``margin``; otherwise dp's best other
+   move, or with ``moves="all"`` the best of the other candidates by rollouts if it beats
+   dp's by ``margin``. ``playon="rollout"``: every candidate by rollouts, the best played if
+   it beats dp's move by more than ``margin``. ``moves="declare"`` (default) searches only the
+   declaration (where the hidden cards matter most); ``"all"`` every candidate.
 
 Rollouts of every row, world and candidate run as one batch on a plain core (in chunks of
 ``max_rows``). Given default observations (a loop that does not honour
-``observation = "infostate"``), it plays dp's move.
+``observation = "infostate"``), it plays dp's move. Measured in ``docs/SEARCH.md``.
 """
 
 from __future__ import annotations
