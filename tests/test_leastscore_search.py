@@ -185,3 +185,17 @@ def test_no_leak_a_different_hidden_deal_gives_the_same_moves() -> None:
     for spec in (FAST, FULL):
         a = make_agent(spec, core, seed=4, game="leastscore").act(obs, masks)
         np.testing.assert_array_equal(make_agent(spec, core, seed=4, game="leastscore").act(obs2, core.legal_action_mask(other)), a)
+
+
+def test_common_random_numbers_the_same_move_gets_the_same_value() -> None:
+    """Every candidate meets the same worlds, deck orders and random streams: a move listed
+    twice gets exactly the same value, while the worlds differ among themselves."""
+    core = LeastScoreCore(LeastScoreRules(), obs="infostate")
+    obs, masks = _positions(core, 16, seed=7)
+    agent = make_agent(FULL, core, seed=0, game="leastscore")
+    base_obs = np.ascontiguousarray(obs[:, : agent.pcore.obs_size])
+    base = dp_actions_obs(agent.pcore, base_obs, masks)
+    worlds = strip_history(LeastScoreBelief(core, "prior").sample(obs, 8, np.random.default_rng(1)))
+    v = agent.candidate_values(worlds, np.stack([base, base], axis=1))
+    np.testing.assert_array_equal(v[:, 0], v[:, 1])
+    assert len(np.unique(worlds.rng_key)) == worlds.batch_size
