@@ -21,6 +21,7 @@ AGENTS: dict[str, str] = {
     "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
     "leastscore:expect": "agents.leastscore_heuristics:ExpectAgent",
     "leastscore:dp": "agents.leastscore_heuristics:DPAgent",
+    "leastscore:search": "agents.leastscore_search:LeastScoreSearchAgent",
 }
 
 

@@ -1,8 +1,9 @@
-"""Speed of ``racko:search``: decisions per CPU second at batch sizes, on positions of
-``racko:lookahead`` self-play, in one process (one core), timed in CPU seconds so that a
-loaded machine does not inflate the figures.
+"""Speed of ``racko:search`` and ``leastscore:search``: decisions per CPU second at batch
+sizes, on positions of planner self-play (``racko:lookahead``, ``leastscore:dp``), in one
+process (one core), timed in CPU seconds so that a loaded machine does not inflate the figures.
 
     python benchmarks/search_speed.py [--spec racko:search] [--players 2] [--batches 1 64 256] [--seconds 10]
+    python benchmarks/search_speed.py --spec leastscore:search --players 4
 
 Prints, per batch size, decisions/s and seconds per decision (B = 1 is what ``deckgym play``
 waits for one move). Run from the repository root.
@@ -44,6 +45,27 @@ def positions(core: RackoCore, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
     return obs, masks
 
 
+def leastscore_positions(core, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Information states and masks of ``n`` decisions from dp self-play (decisions 0..19 of a round)."""
+    from leastscore_env.core import LeastScoreCore
+
+    planner = make_agent("leastscore:dp", LeastScoreCore(core.rules), seed=seed, game="leastscore")
+    st = core.init(n, seed)
+    stop = np.random.default_rng(seed).integers(0, 20, size=n)
+    obs = np.zeros((n, core.obs_size), np.float32)
+    masks = np.zeros((n, core.num_actions), bool)
+    for step in range(21):
+        seat = core.current_player(st)
+        o, m = core.observe(st, seat), core.legal_action_mask(st)
+        here = stop == step
+        obs[here], masks[here] = o[here], m[here]
+        res = core.step(st, planner.act(core.observe_default(st, seat), m), check=False)
+        stop[res.round_over & (stop > step)] = step + 1  # a finished game: take the next deal's first move
+        if res.round_over.any():
+            core.reset_where(st, res.round_over)
+    return obs, masks
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", default="racko:search")
@@ -52,9 +74,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per batch size")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    core = RackoCore(RackoRules(num_players=args.players), obs="infostate")
-    agent = make_agent(args.spec, core, seed=args.seed, game="racko")
-    obs, masks = positions(core, max(args.batches) * 4, args.seed)
+    if args.spec.startswith("leastscore:"):
+        from leastscore_env.core import LeastScoreCore
+        from leastscore_env.rules import LeastScoreRules
+
+        core = LeastScoreCore(LeastScoreRules(num_players=args.players), obs="infostate")
+        agent = make_agent(args.spec, core, seed=args.seed, game="leastscore")
+        obs, masks = leastscore_positions(core, max(args.batches) * 4, args.seed)
+    else:
+        core = RackoCore(RackoRules(num_players=args.players), obs="infostate")
+        agent = make_agent(args.spec, core, seed=args.seed, game="racko")
+        obs, masks = positions(core, max(args.batches) * 4, args.seed)
     agent.act(obs[:2], masks[:2])  # compile the planner's kernels
     out = {"spec": args.spec, "players": args.players, "by_batch": {}}
     for b in args.batches:

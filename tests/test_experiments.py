@@ -23,6 +23,11 @@ SMOKE = {
     "fit_belief_net": ["--games", "12", "--epochs", "1", "--hidden", "8", "--out", "{tmp}/net.npz"],
     "search_strength": ["--deals", "2", "--batch", "2", "--search", "racko:search?samples=2&candidates=2&horizon=8"],
     "search_diagnosis": ["--positions", "12", "--samples", "2", "--search", "racko:search?candidates=2&horizon=8"],
+    "fit_leastscore_prior": ["--games", "20", "--players", "2", "--out", "{tmp}/ls_prior.npz"],
+    "leastscore_belief_quality": ["--games", "8", "--samples", "2", "--players", "3"],
+    "leastscore_search_diagnosis": ["--positions", "12", "--samples", "2", "--beliefs", "uniform", "prior"],
+    "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
+                                   "--true-belief"],
 }
 
 
@@ -50,6 +55,11 @@ def test_experiment_runs_tiny(name, tmp_path):
             assert z["p2"].shape == (2, 10, 7, 20) and z["p2"].sum() > 0
     if name == "search_strength":
         assert '"games": 4' in proc.stdout
+    if name == "fit_leastscore_prior":
+        with np.load(tmp_path / "ls_prior.npz") as z:
+            assert z["num2"].shape == (7, 6, 13) and z["num2"].sum() > 0
+    if name == "leastscore_search_strength":
+        assert '"rounds": 8' in proc.stdout
     if name == "fit_dp_stats":
         with np.load(tmp_path / "dp_stats.npz") as z:
             assert int(z["games"]) == 100 and z["P2_passes"].sum() > 0
