@@ -112,8 +112,8 @@ class RackoBelief:
     """Sample worlds consistent with Rack-O information states (module docstring)."""
 
     def __init__(self, core: Any, model: str = "prior", oversample: int = 4, order_weight: float = 2.0,
-                 action_temp: float = 1.0, sort_prob: float = 1.0, eps: float = 0.05, sweeps: int = 16,
-                 opponent: str = "lookahead") -> None:
+                 action_temp: float = 1.0, sort_prob: float = 1.0, eps: float = 0.05, sweeps: int = 32,
+                 opponent: str = "lookahead4") -> None:
         if model not in BELIEF_MODELS:
             raise ValueError(f"belief model must be one of {BELIEF_MODELS}, got {model!r}")
         if getattr(core, "obs", "default") != "infostate":

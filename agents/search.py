@@ -7,8 +7,10 @@ For each decision (a batch of rows, all at once):
    its cost estimate; the move and the ``candidates - 1`` next best are searched (both
    piles in a choose phase). A move that goes out is played without search;
 2. :class:`agents.belief.RackoBelief` samples ``samples`` worlds per row consistent with the
-   row's information state (the ``belief`` model: ``particles``, ``prior`` or ``uniform``;
-   ``oversample`` and ``order_weight`` tune the particles);
+   row's information state (the ``belief`` model: ``history`` by default, weighed by every
+   logged opponent decision under the ``opponent`` model, ``sweeps`` Metropolis–Hastings moves
+   and ``eps``; or ``particles``, ``prior``, ``sorted``, ``learned``, ``uniform``;
+   ``oversample`` worlds are drawn per world kept, ``order_weight`` tunes the particles);
 3. in every world each candidate is played, then every seat plays the ``rollout`` policy
    (``sequence`` or ``lookahead``, deterministic) to the round's end, or ``horizon`` turns
    (then the planner's estimate decides). Common random numbers: a world's draw pile and
@@ -88,10 +90,10 @@ class RackoSearchAgent(Agent):
 
     spec = "racko:search"
     observation = "infostate"
-    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "particles", "oversample": 4,
+    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "history", "oversample": 4,
                               "order_weight": 4.0, "rollout": "sequence", "margin": 0.15, "horizon": 40,
-                              "max_rows": 65536, "sweeps": 64, "eps": 0.05,
-                              "opponent": "lookahead"}
+                              "max_rows": 65536, "sweeps": 32, "eps": 0.05,
+                              "opponent": "lookahead4"}
     param_ranges = {
         "samples": Range(1, 1024, integer=True, why="worlds per decision"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
