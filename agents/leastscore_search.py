@@ -36,6 +36,7 @@ from agents.base import Agent
 from agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
 from agents.leastscore_plan import counting_actions_obs, dp_actions_obs, dp_plan
 from agents.params import Choice, Range
+from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
 from deckgym.playout import infostate_core
 from leastscore_env.core import DECLARE, NUM_ACTIONS, LeastScoreCore
 from leastscore_env.dp import DEFAULT_LAM
@@ -159,12 +160,8 @@ class LeastScoreSearchAgent(Agent):
         With ``playon="dp"`` and dp's ``play_on`` values, declaring is weighed against them."""
         p = self.params
         margin = float(p["margin"])
-        r = np.arange(len(cand))
         if p["playon"] != "dp" or play_on is None:
-            mean = self.candidate_values(worlds, cand)
-            best = np.argmax(mean, axis=1)
-            better = mean[r, best] > mean[:, 0] + margin
-            return np.where(better, cand[r, best], cand[:, 0]).astype(np.int64)
+            return keep_unless_beaten(self.candidate_values(worlds, cand), cand, margin)
         # declaring: each world's exact L8 result, against dp's value of playing on
         k = worlds.batch_size // len(cand)
         is_decl = cand == DECLARE
@@ -182,24 +179,11 @@ class LeastScoreSearchAgent(Agent):
         rows = np.flatnonzero(~go & (play[:, 1] >= 0)) if p["moves"] == "all" else np.zeros(0, np.intp)
         if len(rows):
             sub = worlds.take((rows[:, None] * k + np.arange(k)[None, :]).reshape(-1))
-            mean = self.candidate_values(sub, play[rows])
-            best = np.argmax(mean, axis=1)
-            i = np.arange(len(rows))
-            out[rows] = np.where(mean[i, best] > mean[:, 0] + margin, play[rows, best], play[rows, 0])
+            out[rows] = keep_unless_beaten(self.candidate_values(sub, play[rows]), play[rows], margin)
         return np.where(go, DECLARE, out).astype(np.int64)
 
     def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""
         p = self.params
-        B, m = cand.shape
-        k = worlds.batch_size // B
-        # rows (b, c, j): world b·k + j with candidate c; padded candidates replay dp's move
-        b_idx = np.repeat(np.arange(B), m * k)
-        c_idx = np.tile(np.repeat(np.arange(m), k), B)
-        j_idx = np.tile(np.arange(k), B * m)
-        states = worlds.take(b_idx * k + j_idx)
-        acts = cand[b_idx, c_idx]
-        acts = np.where(acts >= 0, acts, cand[b_idx, 0])
-        val = rollout_values(self.pcore, states, acts, p["rollout"], float(p["lam"]))
-        mean = val.reshape(B, m, k).mean(axis=2)
-        return np.where(cand >= 0, mean, -np.inf)
+        states, acts = candidate_rows(worlds, cand)
+        return candidate_means(rollout_values(self.pcore, states, acts, p["rollout"], float(p["lam"])), cand)

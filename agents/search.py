@@ -32,6 +32,7 @@ import numpy as np
 from agents.base import Agent
 from agents.belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, strip_history
 from agents.params import Choice, Range
+from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
 from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide, sequence_decide
 from deckgym.playout import infostate_core
 from racko_env.core import RackoCore
@@ -171,26 +172,11 @@ class RackoSearchAgent(Agent):
     def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the
         mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (planner's first)."""
-        mean = self.candidate_values(worlds, cand)
-        best = np.argmax(mean, axis=1)
-        rows = np.arange(len(cand))
-        better = mean[rows, best] > mean[:, 0] + float(self.params["margin"])
-        return np.where(better, cand[rows, best], cand[:, 0]).astype(np.int64)
+        return keep_unless_beaten(self.candidate_values(worlds, cand), cand, float(self.params["margin"]))
 
     def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""
         p = self.params
-        B, m = cand.shape
-        k = worlds.batch_size // B
-        # rows (b, c, j): world b·k + j with candidate c; padded candidates replay the planner's move
-        b_idx = np.repeat(np.arange(B), m * k)
-        c_idx = np.tile(np.repeat(np.arange(m), k), B)
-        j_idx = np.tile(np.arange(k), B * m)
-        states = worlds.take(b_idx * k + j_idx)
-        acts = cand[b_idx, c_idx]
-        valid = acts >= 0
-        acts = np.where(valid, acts, cand[b_idx, 0])
-        self.pcore.step(states, acts.astype(np.int64), check=False)
-        val = rollout_values(self.pcore, states, p["rollout"], int(p["horizon"]))
-        mean = val.reshape(B, m, k).mean(axis=2)
-        return np.where(cand >= 0, mean, -np.inf)
+        states, acts = candidate_rows(worlds, cand)
+        self.pcore.step(states, acts, check=False)
+        return candidate_means(rollout_values(self.pcore, states, p["rollout"], int(p["horizon"])), cand)
