@@ -33,9 +33,9 @@ Two models choose the unknown slots' cards:
   network predicts from the whole information state (``experiments/fit_belief_net.py``,
   ``agents/data/racko_belief_net_p2.npz``, trained on ``racko:lookahead`` self-play);
 * ``"history"``: ``oversample`` times as many ``prior`` worlds, the ``k`` likeliest kept by
-  the likelihood of every logged opponent decision under ``racko:lookahead`` (``eps``: the
-  chance it plays otherwise), then ``sweeps`` Metropolis–Hastings swaps of hidden cards per
-  world (:mod:`agents.belief_history`).
+  the likelihood of every logged opponent decision under the ``opponent`` model
+  (``OPPONENT_MODELS``; ``eps``: the chance it plays otherwise), then ``sweeps``
+  Metropolis–Hastings swaps of hidden cards per world (:mod:`agents.belief_history`).
 
 Rows must be the observer's own decisions or a choose phase (an opponent holding a card
 it took or drew is refused: a search never asks for those).
@@ -52,7 +52,7 @@ from racko_env.infostate import INFO_FIELDS
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
-           "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik"]
+           "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik", "OPPONENT_MODELS", "LOG_FIELDS"]
 
 BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned", "history")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
@@ -178,20 +178,23 @@ class RackoBelief:
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = (np.arange(B)[:, None] * M + np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)).reshape(-1)
         worlds = worlds.take(keep)
-        self.refine(worlds, obs, np.repeat(np.arange(B), k), rng, logw.reshape(-1)[keep])
+        self._refine(v, obs, worlds, np.repeat(np.arange(B), k), rng, logw.reshape(-1)[keep], True)
         return worlds
 
     def refine(self, worlds: RackoState, obs: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
-               logw: np.ndarray | None = None, swap_pile: bool = True) -> None:
+               swap_pile: bool = True) -> None:
         """``sweeps`` Metropolis–Hastings swaps of hidden cards in each world (in place), towards
         the history's posterior; world ``r`` belongs to observation ``rows[r]``. Without
         ``swap_pile`` only the opponents' hidden slots trade cards (the set they hold stays)."""
+        self._refine(self.core.obs_view(obs), obs, worlds, rows, rng, None, swap_pile)
+
+    def _refine(self, v: dict[str, np.ndarray], obs: np.ndarray, worlds: RackoState, rows: np.ndarray,
+                rng: np.random.Generator, logw: np.ndarray | None, swap_pile: bool) -> None:
         from agents.belief_history import history_loglik, refine
 
         if not self.sweeps:
             return
         core = self.core
-        v = core.obs_view(obs)
         decide = OPPONENT_MODELS[self.opponent]()
         if logw is None:
             logw = history_loglik(core, v, worlds.racks, rows, decide, self.eps)
