@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from agents import rllib_support
 from agents.rllib_support import loopback_only
 
 loopback_only()  # before Ray is imported anywhere in this process
@@ -69,6 +70,10 @@ def cluster(tmp_path_factory):
     import deckgym_killonce
 
     deckgym_killonce.setup()
+    # A local Ray of another module (init_ray(None)) leaves this process in token-auth mode with
+    # its own token; the test head stands for a user's `ray start`, which inherits none of that.
+    ray.shutdown()
+    rllib_support._forget_local_auth()
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "node_ip_address": "127.0.0.1",
                                                       "include_dashboard": False})
     worker = c.add_node(num_cpus=2, node_ip_address="127.0.0.1")
