@@ -22,39 +22,26 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root
 
 from agents.registry import make_agent  # noqa: E402
+from leastscore_env.core import LeastScoreCore  # noqa: E402
+from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.core import RackoCore  # noqa: E402
 from racko_env.rules import RackoRules  # noqa: E402
 
 
-def positions(core: RackoCore, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Information states and masks of ``n`` decisions from lookahead self-play (turns 0..30)."""
-    planner = make_agent("racko:lookahead", core, seed=seed, game="racko")
+#: per game: the planner whose self-play gives the positions, its plain core, and how many
+#: decisions into a round a position may lie
+SELF_PLAY = {"racko": ("racko:lookahead", RackoCore, 60), "leastscore": ("leastscore:dp", LeastScoreCore, 20)}
+
+
+def positions(core, game: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Information states and masks of ``n`` decisions from the planner's self-play (``SELF_PLAY``)."""
+    spec, plain, last = SELF_PLAY[game]
+    planner = make_agent(spec, plain(core.rules), seed=seed, game=game)
     st = core.init(n, seed)
-    stop = np.random.default_rng(seed).integers(0, 60, size=n)
+    stop = np.random.default_rng(seed).integers(0, last, size=n)
     obs = np.zeros((n, core.obs_size), np.float32)
     masks = np.zeros((n, core.num_actions), bool)
-    for step in range(61):
-        seat = core.current_player(st)
-        o, m = core.observe(st, seat), core.legal_action_mask(st)
-        here = stop == step
-        obs[here], masks[here] = o[here], m[here]
-        res = core.step(st, planner.act(o, m), check=False)
-        stop[res.round_over & (stop > step)] = step + 1  # a finished game: take the next deal's first move
-        if res.round_over.any():
-            core.reset_where(st, res.round_over)
-    return obs, masks
-
-
-def leastscore_positions(core, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Information states and masks of ``n`` decisions from dp self-play (decisions 0..19 of a round)."""
-    from leastscore_env.core import LeastScoreCore
-
-    planner = make_agent("leastscore:dp", LeastScoreCore(core.rules), seed=seed, game="leastscore")
-    st = core.init(n, seed)
-    stop = np.random.default_rng(seed).integers(0, 20, size=n)
-    obs = np.zeros((n, core.obs_size), np.float32)
-    masks = np.zeros((n, core.num_actions), bool)
-    for step in range(21):
+    for step in range(last + 1):
         seat = core.current_player(st)
         o, m = core.observe(st, seat), core.legal_action_mask(st)
         here = stop == step
@@ -74,17 +61,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per batch size")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    if args.spec.startswith("leastscore:"):
-        from leastscore_env.core import LeastScoreCore
-        from leastscore_env.rules import LeastScoreRules
-
-        core = LeastScoreCore(LeastScoreRules(num_players=args.players), obs="infostate")
-        agent = make_agent(args.spec, core, seed=args.seed, game="leastscore")
-        obs, masks = leastscore_positions(core, max(args.batches) * 4, args.seed)
-    else:
-        core = RackoCore(RackoRules(num_players=args.players), obs="infostate")
-        agent = make_agent(args.spec, core, seed=args.seed, game="racko")
-        obs, masks = positions(core, max(args.batches) * 4, args.seed)
+    game = "leastscore" if args.spec.startswith("leastscore:") else "racko"
+    rules = (LeastScoreRules if game == "leastscore" else RackoRules)(num_players=args.players)
+    core = SELF_PLAY[game][1](rules, obs="infostate")
+    agent = make_agent(args.spec, core, seed=args.seed, game=game)
+    obs, masks = positions(core, game, max(args.batches) * 4, args.seed)
     agent.act(obs[:2], masks[:2])  # compile the planner's kernels
     out = {"spec": args.spec, "players": args.players, "by_batch": {}}
     for b in args.batches:

@@ -107,3 +107,16 @@ def test_deckgym_eval_runs_search(tmp_path) -> None:
     subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
     report = json.loads(out.read_text())
     assert FAST in json.dumps(report)
+
+
+def test_speed_benchmark_positions_are_information_states_of_both_games() -> None:
+    from benchmarks.search_speed import positions
+    from leastscore_env.core import LeastScoreCore
+    from leastscore_env.rules import LeastScoreRules
+
+    for game, core in (("racko", RackoCore(RackoRules(), obs="infostate")),
+                       ("leastscore", LeastScoreCore(LeastScoreRules(num_players=4), obs="infostate"))):
+        obs, masks = positions(core, game, 12, seed=1)
+        assert obs.shape == (12, core.obs_size) and masks.any(axis=1).all()
+        assert len(np.unique(obs, axis=0)) > 6  # decisions from many points of the round, not one
+        np.testing.assert_array_equal(positions(core, game, 12, seed=1)[0], obs)  # seeded
