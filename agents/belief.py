@@ -44,21 +44,23 @@ it took or drew is refused: a search never asks for those).
 from __future__ import annotations
 
 import os
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
-from racko_env.infostate import INFO_FIELDS
+from agents.racko_heuristics import lookahead_decide, sequence_decide
+from racko_env.infostate import LOG_FIELDS
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
-           "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik", "OPPONENT_MODELS", "LOG_FIELDS"]
+           "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik", "OPPONENT_MODELS",
+           "opponent_policy", "order_slots"]
 
 BELIEF_MODELS = ("uniform", "prior", "particles", "sorted", "learned", "history")
 #: the prior's buckets of turns the opponent has played (lower edges) and its value bins
 TURN_EDGES = np.array([0, 1, 3, 6, 10, 15, 25])
 VALUE_BINS = 20
-LOG_FIELDS = INFO_FIELDS[6:]  # the turn log's fields, in the state's column order
 PRIOR_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_prior.npz")
 NET_FILE = os.path.join(os.path.dirname(__file__), "data", "racko_belief_net_p{players}.npz")
 
@@ -93,19 +95,15 @@ def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
     return (counts + 1.0) / (counts + 1.0).sum(axis=-1, keepdims=True)  # add-one smoothing
 
 
-def _opponent(spec: str):
-    def build():
-        from functools import partial
-
-        from agents.racko_heuristics import lookahead_decide, sequence_decide
-        if spec == "sequence":
-            return sequence_decide
-        return partial(lookahead_decide, params={"outlook_samples": 4}) if spec == "lookahead4" else lookahead_decide
-    return build
+#: the ``history`` model's opponent policies: lookahead (its draw outlook at 16 values, or 4), sequence
+OPPONENT_MODELS = ("lookahead", "lookahead4", "sequence")
 
 
-#: the ``history`` model's opponent policies: lookahead (its draw outlook at 4 values, or 16), sequence
-OPPONENT_MODELS = {name: _opponent(name) for name in ("lookahead", "lookahead4", "sequence")}
+def opponent_policy(name: str) -> Callable[..., np.ndarray]:
+    """The decision function of the ``history`` opponent model ``name`` (``OPPONENT_MODELS``)."""
+    if name == "sequence":
+        return sequence_decide
+    return partial(lookahead_decide, params={"outlook_samples": 4}) if name == "lookahead4" else lookahead_decide
 
 
 class RackoBelief:
@@ -127,8 +125,8 @@ class RackoBelief:
             raise ValueError(f"eps must be in (0, 1) and sweeps an int >= 0, got {eps!r}, {sweeps!r}")
         self.eps, self.sweeps = float(eps), int(sweeps)
         if opponent not in OPPONENT_MODELS:
-            raise ValueError(f"opponent model must be one of {tuple(OPPONENT_MODELS)}, got {opponent!r}")
-        self.opponent = opponent
+            raise ValueError(f"opponent model must be one of {OPPONENT_MODELS}, got {opponent!r}")
+        self.opponent, self.decide = opponent, opponent_policy(opponent)
         self.prior = load_prior(core.num_players) if model not in ("uniform", "learned") else None
         self.net = None
         if model == "learned":
@@ -174,7 +172,7 @@ class RackoBelief:
         M = self.oversample * k
         worlds = self._sample(v, M, rng, obs)
         rep = np.repeat(np.arange(B), M)
-        logw = history_loglik(self.core, v, worlds.racks, rep, OPPONENT_MODELS[self.opponent](), self.eps).reshape(B, M)
+        logw = history_loglik(self.core, v, worlds.racks, rep, self.decide, self.eps).reshape(B, M)
         keys = logw + rng.gumbel(size=logw.shape)  # Gumbel top-k: k of M without replacement, ∝ weight
         keep = (np.arange(B)[:, None] * M + np.sort(np.argsort(-keys, axis=1, kind="stable")[:, :k], axis=1)).reshape(-1)
         worlds = worlds.take(keep)
@@ -195,9 +193,8 @@ class RackoBelief:
         if not self.sweeps:
             return
         core = self.core
-        decide = OPPONENT_MODELS[self.opponent]()
         if logw is None:
-            logw = history_loglik(core, v, worlds.racks, rows, decide, self.eps)
+            logw = history_loglik(core, v, worlds.racks, rows, self.decide, self.eps)
         weights = self._slot_weights(v, opponent_turns(v, core.num_players), obs)
         log_w = np.log(np.maximum(weights, 1e-300)) if weights is not None else None
 
@@ -208,7 +205,7 @@ class RackoBelief:
             w = np.take_along_axis(log_w[r], np.maximum(opp, 0)[..., None], axis=3)[..., 0]
             return np.where(opp > 0, w, 0.0).sum(axis=(1, 2))
 
-        refine(core, v, worlds, rows, logw, log_prior, decide, self.eps, self.sweeps, rng, swap_pile)
+        refine(core, v, worlds, rows, logw, log_prior, self.decide, self.eps, self.sweeps, rng, swap_pile)
 
     def _sample(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator, obs: np.ndarray) -> RackoInfoState:
         core = self.core
@@ -264,7 +261,7 @@ class RackoBelief:
             for q in range(P - 1):
                 on = rng.random(R) < self.sort_prob * ramp[:, q]
                 for kind in (dealt, free & ~dealt):
-                    _sort_slots(racks[:, q + 1], kind[rep, q] & on[:, None])
+                    order_slots(racks[:, q + 1], kind[rep, q] & on[:, None])
         # -- the draw pile: the rest, shuffled
         keys = np.where(avail, rng.random((R, N + 1)), 2.0)
         order = np.argsort(keys, axis=1, kind="stable")  # available cards first, in random order
@@ -437,10 +434,11 @@ def thrown_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: in
     return ll
 
 
-def _sort_slots(rack: np.ndarray, where: np.ndarray) -> None:
-    """Sort the cards of ``rack (R, 10)`` at the slots ``where (R, 10)`` ascending, in place."""
-    big = np.iinfo(np.int64).max
-    vals = np.sort(np.where(where, rack, big), axis=1)
+def order_slots(rack: np.ndarray, where: np.ndarray, keys: np.ndarray | None = None) -> None:
+    """Rearrange the cards of ``rack (R, 10)`` at the slots ``where (R, 10)``, in place, in
+    ascending order of ``keys (R, 10)`` (default: of the cards themselves, a sort)."""
+    order = np.argsort(np.where(where, rack if keys is None else keys, np.inf), axis=1, kind="stable")
+    vals = np.take_along_axis(rack, order, axis=1)
     pos = np.argsort(~where, axis=1, kind="stable")  # the chosen slots first, in slot order
     ok = np.arange(rack.shape[1])[None, :] < where.sum(axis=1)[:, None]
     cur = np.take_along_axis(rack, pos, axis=1)

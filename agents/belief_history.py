@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from racko_env.infostate import LOG_FIELDS
 from racko_env.state import (CHOOSE, DISCARD_DRAWN, DRAW, LOG_THREW, LOG_TOOK, NUM_ACTIONS, PLACE_DISCARD,
                              PLACE_DRAWN, TAKE, RackoState)
 
@@ -64,7 +65,7 @@ def history_loglik(core: Any, v: dict[str, np.ndarray], racks: np.ndarray, rep: 
     world ``r``; ``decide``: the opponent model (a ``lookahead_decide``-like function)."""
     P = core.num_players
     R = len(rep)
-    log = {k: v[k][rep] for k in ("log_top", "log_kind", "log_slot", "log_out")}
+    log = {k: v[k][rep] for k in LOG_FIELDS}
     ll = np.zeros(R)
     hit, miss = np.log1p(-eps), np.log(eps)
     for q in range(1, P):

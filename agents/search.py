@@ -107,7 +107,7 @@ class RackoSearchAgent(Agent):
         "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
         "sweeps": Range(0, 4096, integer=True, why="history: Metropolis-Hastings swaps per world"),
         "eps": Range(1e-6, 0.5, why="history: chance the opponent model plays another move"),
-        "opponent": Choice(tuple(OPPONENT_MODELS)),
+        "opponent": Choice(OPPONENT_MODELS),
     }
 
     def __init__(self, core: Any, seed: int = 0) -> None:

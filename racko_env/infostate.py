@@ -44,12 +44,12 @@ from racko_env.core import RackoCore
 from racko_env.state import (CHOOSE, DISCARD_DRAWN, LOG_SWAPPED, LOG_THREW, LOG_TOOK, LOG_TURNS, PLACE_DISCARD,
                              PLACE_DRAWN, TAKE, RackoInfoState, RackoState, with_history)
 
-__all__ = ["RackoInfoCore", "INFOSTATE_VERSION", "INFO_FIELDS"]
+__all__ = ["RackoInfoCore", "INFOSTATE_VERSION", "INFO_FIELDS", "LOG_FIELDS"]
 
 INFOSTATE_VERSION = 2
 #: the fields of the history block, in order, after the default observation
-INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth", "log_top", "log_kind", "log_slot",
-               "log_out")
+LOG_FIELDS = ("log_top", "log_kind", "log_slot", "log_out")  # the turn log, in the state's column order
+INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth") + LOG_FIELDS
 #: scale of each turn-log field in the observation (top, kind, slot, out card: N is filled in)
 _LOG_SCALE = (None, 3, 10, None)
 
@@ -68,7 +68,7 @@ class RackoInfoCore(RackoCore):
         super()._init_observation()
         P, N, K = self.num_players, self.deck_size, self.pile_size
         sizes = [("slot_out", 10 * P), ("slot_age", 10 * P), ("took", P * N), ("thrown", P * N), ("left", P * N),
-                 ("discard_depth", N)] + [(name, P * LOG_TURNS) for name in INFO_FIELDS[6:]]
+                 ("discard_depth", N)] + [(name, P * LOG_TURNS) for name in LOG_FIELDS]
         self.obs_slices = dict(self.obs_slices)
         off = self.base_obs_size
         for name, n in sizes:
@@ -193,7 +193,7 @@ class RackoInfoCore(RackoCore):
         depth[np.broadcast_to(rows, cards.shape)[valid], cards[valid]] = np.broadcast_to(self._depth, cards.shape)[valid]
         obs[:, sl["discard_depth"]] = depth[:, 1:] * np.float32(1.0 / K)
         log = st.log[rows, ego].astype(np.float32)  # (B, P, L, 4)
-        for f, name in enumerate(INFO_FIELDS[6:]):
+        for f, name in enumerate(LOG_FIELDS):
             obs[:, sl[name]] = log[..., f].reshape(b, -1) * np.float32(1.0 / (_LOG_SCALE[f] or N))
         return obs
 
@@ -224,6 +224,6 @@ class RackoInfoCore(RackoCore):
         view["thrown"] = per_card(obs[:, sl["thrown"]].reshape(b, P, N) > 0.5)
         view["left"] = per_card(ints("left", 10).reshape(b, P, N))
         view["discard_depth"] = per_card(ints("discard_depth", K))
-        for f, name in enumerate(INFO_FIELDS[6:]):
+        for f, name in enumerate(LOG_FIELDS):
             view[name] = ints(name, _LOG_SCALE[f] or N).reshape(b, P, LOG_TURNS)
         return view
