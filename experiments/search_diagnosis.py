@@ -20,7 +20,7 @@ import json
 
 import numpy as np
 
-from agents.belief import BELIEF_MODELS, RackoBelief, strip_history
+from agents.belief import BELIEF_MODELS, RackoBelief, order_slots, strip_history
 from agents.racko_heuristics import lookahead_decide
 from agents.registry import make_agent
 from experiments.search_strength import true_worlds
@@ -57,15 +57,8 @@ def rearrange_hidden(racks: np.ndarray, how: str, rng: np.random.Generator) -> N
     """Permute (``"shuffle"``) or sort (``"sort"``) the hidden cards (positive) of every
     opponent's rack (seats 1..) among its hidden slots, in place."""
     for q in range(1, racks.shape[1]):
-        rack = racks[:, q].astype(np.int64)
-        hidden = rack > 0
-        keys = rng.random(rack.shape) if how == "shuffle" else rack.astype(np.float64)
-        vals = np.take_along_axis(rack, np.argsort(np.where(hidden, keys, np.inf), axis=1, kind="stable"), axis=1)
-        pos = np.argsort(~hidden, axis=1, kind="stable")  # hidden slots first, in slot order
-        ok = np.arange(10)[None, :] < hidden.sum(axis=1)[:, None]
-        out = rack.copy()
-        np.put_along_axis(out, pos, np.where(ok, vals, np.take_along_axis(rack, pos, axis=1)), axis=1)
-        racks[:, q] = out.astype(racks.dtype)
+        rack = racks[:, q]
+        order_slots(rack, rack > 0, rng.random(rack.shape) if how == "shuffle" else None)
 
 
 def main(argv: list[str] | None = None) -> None:
