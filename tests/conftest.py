@@ -118,3 +118,18 @@ def leastscore_random_play(P, steps=120, B=64, seed=7) -> Iterator[tuple[Any, np
         yield core, obs, m
         res = core.step(st, core.sample_legal(m, rng))
         core.reset_where(st, res.terminated | res.truncated)
+
+
+def permute_two_player_hidden(core: Any, st: Any, seat: np.ndarray) -> Any:
+    """A copy of two-player Rack-O games ``st`` whose cards hidden from ``seat`` (the
+    opponent's unknown slots and the draw pile) are permuted among those places, per game."""
+    other = st.copy()
+    K = core.pile_size
+    for b in range(st.batch_size):
+        q = 1 - int(seat[b])
+        hidden = np.flatnonzero(other.racks[b, q] > 0)
+        draw = K - int(other.disc_n[b]) - int(other.phase[b] != CHOOSE)
+        vals = np.random.default_rng(b).permutation(np.concatenate([other.racks[b, q, hidden], other.piles[b, :draw]]))
+        other.racks[b, q, hidden] = vals[: len(hidden)]
+        other.piles[b, :draw] = vals[len(hidden):]
+    return other

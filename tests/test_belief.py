@@ -10,7 +10,8 @@ import pytest
 from agents.belief import BELIEF_MODELS, RackoBelief, load_prior, opponent_turns, strip_history
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
-from racko_env.state import CHOOSE, RackoState
+from racko_env.state import RackoState
+from tests.conftest import permute_two_player_hidden
 
 VARIANTS = [dict(), dict(num_players=3), dict(num_players=4, partners=True), dict(reshuffle="flip", deck_size=30),
             dict(bonus=True)]
@@ -58,17 +59,7 @@ def test_no_leak_hidden_cards_do_not_change_the_worlds() -> None:
     core = RackoCore(RackoRules(), obs="infostate")
     st = _midround(core, 4, 50, seed=3)
     seat = core.current_player(st)
-    other = st.copy()
-    K = core.pile_size
-    for b in range(4):  # swap the opponent's hidden slots with the draw pile's cards
-        q = 1 - int(seat[b])
-        hidden = np.flatnonzero(other.racks[b, q] > 0)
-        h = int(other.phase[b] != CHOOSE)
-        draw = K - int(other.disc_n[b]) - h
-        vals = np.concatenate([other.racks[b, q, hidden], other.piles[b, :draw]])
-        vals = np.random.default_rng(b).permutation(vals)
-        other.racks[b, q, hidden] = vals[: len(hidden)]
-        other.piles[b, :draw] = vals[len(hidden):]
+    other = permute_two_player_hidden(core, st, seat)  # the opponent's hidden slots and the draw pile
     assert (other.racks != st.racks).any()
     a = RackoBelief(core, "prior").sample(core.observe(st, seat), 4, np.random.default_rng(9))
     b = RackoBelief(core, "prior").sample(core.observe(other, seat), 4, np.random.default_rng(9))

@@ -14,6 +14,7 @@ from agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, TAKE
+from tests.conftest import permute_two_player_hidden
 
 EPS = 0.05
 
@@ -75,15 +76,7 @@ def test_history_worlds_are_seeded_and_hide_nothing() -> None:
     core = RackoCore(RackoRules(), obs="infostate")
     st = _selfplay_positions(core, 6, 15, seed=2)
     seat = core.current_player(st)
-    other = st.copy()
-    K = core.pile_size
-    for b in range(st.batch_size):  # permute the opponent's hidden slots and the draw pile together
-        q = 1 - int(seat[b])
-        hidden = np.flatnonzero(other.racks[b, q] > 0)
-        draw = K - int(other.disc_n[b])
-        vals = np.random.default_rng(b).permutation(np.concatenate([other.racks[b, q, hidden], other.piles[b, :draw]]))
-        other.racks[b, q, hidden] = vals[: len(hidden)]
-        other.piles[b, :draw] = vals[len(hidden):]
+    other = permute_two_player_hidden(core, st, seat)  # the opponent's hidden slots and the draw pile
     assert (other.racks != st.racks).any()
     belief = RackoBelief(core, "history", sweeps=6)
     a = belief.sample(core.observe(st, seat), 3, np.random.default_rng(4))
