@@ -54,16 +54,17 @@ def test_worlds_reproduce_observation_and_conserve_cards(kw: dict, model: str) -
         plain.step(ws, plain.sample_legal(plain.legal_action_mask(ws), np.random.default_rng(1)))
 
 
-def test_no_leak_hidden_cards_do_not_change_the_worlds() -> None:
+@pytest.mark.parametrize("model", BELIEF_MODELS)
+def test_no_leak_hidden_cards_do_not_change_the_worlds(model: str) -> None:
     """Two games that differ only in cards hidden from the seat give the same worlds (same seed)."""
     core = RackoCore(RackoRules(), obs="infostate")
     st = _midround(core, 4, 50, seed=3)
     seat = core.current_player(st)
     other = permute_two_player_hidden(core, st, seat)  # the opponent's hidden slots and the draw pile
     assert (other.racks != st.racks).any()
-    a = RackoBelief(core, "prior").sample(core.observe(st, seat), 4, np.random.default_rng(9))
-    b = RackoBelief(core, "prior").sample(core.observe(other, seat), 4, np.random.default_rng(9))
-    for f in ("racks", "piles", "pub", "turn", "took"):
+    a = RackoBelief(core, model).sample(core.observe(st, seat), 4, np.random.default_rng(9))
+    b = RackoBelief(core, model).sample(core.observe(other, seat), 4, np.random.default_rng(9))
+    for f in ("racks", "piles", "pub", "turn", "took", "log"):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
 
 
