@@ -35,6 +35,16 @@ def agent_specs(game: str | None = None) -> list[str]:
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
+def acts_on_infostates(spec: str) -> bool:
+    """Whether the agent ``spec`` names acts on information states (its class's ``observation``),
+    known before any core is built: a vector env must then record the public history."""
+    name = spec.partition("?")[0]
+    if name not in AGENTS:
+        return False  # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
+    module, cls = AGENTS[name].split(":")
+    return getattr(getattr(importlib.import_module(module), cls), "observation", "default") == "infostate"
+
+
 def _tuning(agent: Agent) -> dict[str, Any]:
     """The parameters a spec may override: a heuristic's ``params`` dict, or its numeric class attributes."""
     params = getattr(agent, "params", None)

@@ -58,7 +58,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from deckgym.core import check_core_options, check_obs_option
-from deckgym.playout import play_out
+from deckgym.playout import infostate_core, observe_for, play_out, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
 
@@ -124,6 +124,12 @@ class DeckGymVectorEnv(VectorEnv):
         features: append the game's derived features; ``features_version``: their layout.
         obs: ``"default"`` or ``"infostate"`` (the learner observes information states; the
             core is built with ``obs="infostate"``; not with ``features``).
+        history: record every game's public history (the games are played on the core's
+            information-state twin) while the learner keeps the observation ``obs`` says, so
+            that :meth:`observe_for` can give an information-state agent its view of the
+            learner's seat (a search teacher in expert iteration), and information-state
+            agents can sit in the pool. Implied by ``obs="infostate"`` and by such an agent in
+            ``opponents``.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their values).
         render_mode: ``"ansi"`` or ``"rgb_array"``: :meth:`render` gives one frame per game.
         seed: the seed of the first ``reset()`` that is given none (default: fresh entropy).
@@ -149,6 +155,7 @@ class DeckGymVectorEnv(VectorEnv):
         rules: Any = None,
         seed: int | None = None,
         obs: str = "default",
+        history: bool = False,
         **rule_kwargs: Any,
     ) -> None:
         entry = game_entry(game)
@@ -179,6 +186,7 @@ class DeckGymVectorEnv(VectorEnv):
         self.game = entry.name
         self.rules = rules
         self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
+        self.history = bool(history) or obs == "infostate"
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward
@@ -223,6 +231,10 @@ class DeckGymVectorEnv(VectorEnv):
         self._weights = np.zeros(0)
         for o, w in zip(opponents, weights):
             self.add_opponent(o, weight=float(w))
+        # the core that plays: the one the learner observes, or its twin that records the history
+        self.history |= any(wants_infostate(a) for a in self.opponents)
+        self._play_core = infostate_core(self.core) if self.history else self.core
+        self._observe = self._play_core.observe if obs == "infostate" or not self.history else self._play_core.observe_default
         self.keep_finished = False  # keep the last finished game's state (the single-agent view renders it)
         self.finished_state: Any = None
         self.state: Any = None
@@ -248,6 +260,9 @@ class DeckGymVectorEnv(VectorEnv):
                              f"(with act() and seed()), got {opponent!r} ({type(opponent).__name__})")
         if not isinstance(weight, (int, float, np.number)) or not math.isfinite(weight) or weight < 0:
             raise ValueError(f"an opponent's weight must be a finite number >= 0, got {weight!r}")
+        if wants_infostate(agent) and hasattr(self, "_play_core") and not self.history:
+            raise ValueError(f"opponent {label!r} acts on information states: build the vector env with "
+                             "history=True (or with it in the first pool) so that the games record them")
         self.opponents.append(agent)
         self.opponent_names.append(name or label)
         self._weights = np.append(self._weights, float(weight))
@@ -299,6 +314,19 @@ class DeckGymVectorEnv(VectorEnv):
             infos["final_obs"], infos["_final_obs"] = final_obs, done.copy()
             infos["final_info"], infos["_final_info"] = self._step_infos(fin, final=True), done.copy()
         return obs, rew, terminated, truncated, infos
+
+    def observe_for(self, agent: Any) -> np.ndarray:
+        """What ``agent`` observes of the learner's seat in every game now (``(N, D)``, no
+        features): its information state if it wants one, else the default observation.
+        ``ValueError`` if it wants information states and this env records no history. (With
+        ``NEXT_STEP``, a game that shows its finished episode is already dealt again: its row
+        is the next game's.)"""
+        if wants_infostate(agent) and not self.history:
+            raise ValueError(f"agent {getattr(agent, 'spec', type(agent).__name__)!r} acts on information states: "
+                             "build the vector env with history=True so that it records them")
+        if self.state is None:
+            raise RuntimeError("call reset() before observe_for()")
+        return observe_for(agent, self._play_core, self.state, self.learner_seat)
 
     def action_masks(self) -> np.ndarray:
         """``(N, A)`` bool: the learner's legal actions in every game (one call)."""
@@ -352,7 +380,7 @@ class DeckGymVectorEnv(VectorEnv):
         self.rng = np.random.default_rng(seed_of(seed, 1))
         for k, agent in enumerate(self.opponents):
             agent.seed(seed_of(seed, 7919, k))
-        self.state = self.core.init(B, seed, game_ids=np.arange(B))
+        self.state = self._play_core.init(B, seed, game_ids=np.arange(B))
         self.finished_state = None
         self.learner_seat = np.zeros(B, np.int64)
         self.opp_of = np.zeros(B, np.int64)
@@ -369,7 +397,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._fin = []  # a game the opponents ended before the learner's first move reports nothing
         self._obs, raw, _, _ = self._learner_obs()
         self._phi = self._potential(raw)
-        self._masks = self.core.legal_action_mask(self.state)
+        self._masks = self._play_core.legal_action_mask(self.state)
 
     def _check_actions(self, actions: Any, active: np.ndarray | None) -> np.ndarray:
         a = np.asarray(actions)
@@ -404,14 +432,14 @@ class DeckGymVectorEnv(VectorEnv):
         self._fin = []
         if active is None:
             self.ep_len += 1
-            res = self.core.step(self.state, a, check=False)  # checked above against the same mask
+            res = self._play_core.step(self.state, a, check=False)  # checked above against the same mask
             self._collect(res, np.arange(B), rew, done)
         else:
             rows = np.flatnonzero(active)
             self.ep_len[rows] += 1
             if rows.size:
                 sub = self.state.take(rows)
-                res = self.core.step(sub, a[rows], check=False)
+                res = self._play_core.step(sub, a[rows], check=False)
                 self.state.put(rows, sub)
                 self._collect(res, rows, rew, done)
         self._advance(rew, done)
@@ -428,7 +456,7 @@ class DeckGymVectorEnv(VectorEnv):
                 rew[~active] = 0.0
             self._phi = phi
         self._obs = obs
-        self._masks = self.core.legal_action_mask(self.state)
+        self._masks = self._play_core.legal_action_mask(self.state)
         fin = None
         if self._fin:
             ends = {k: np.concatenate([c[k] for c in self._fin]) for k in self._fin[0] if k != "state"}
@@ -443,12 +471,12 @@ class DeckGymVectorEnv(VectorEnv):
         per row, and a few games end in most steps.
         """
         B = self.num_envs
-        raw = self.core.observe(self.state, self.learner_seat)
+        raw = self._observe(self.state, self.learner_seat)
         term = None
         if self._fin:  # the games as they ended, observed in one call
             states = [c["state"] for c in self._fin]
             ended = type(states[0]).concat(states)
-            term = self.core.observe(ended, np.concatenate([c["seat"] for c in self._fin]))
+            term = self._observe(ended, np.concatenate([c["seat"] for c in self._fin]))
         if not self.use_features:
             return raw, raw, term, term
         rows = raw if term is None else np.concatenate([raw, term])
@@ -496,7 +524,7 @@ class DeckGymVectorEnv(VectorEnv):
             self.finished_state = self.state.copy()
         mask = np.zeros(self.num_envs, bool)
         mask[games] = True
-        self.core.reset_where(self.state, mask)
+        self._play_core.reset_where(self.state, mask)
         self._draw(games)
 
     def _finish(self, games: np.ndarray, res: Any, idx: np.ndarray, done: np.ndarray) -> None:
@@ -519,7 +547,7 @@ class DeckGymVectorEnv(VectorEnv):
         """Play opponents' moves (batched) until the learner is to move in every game."""
         # drop_finished=False: an ended game is dealt again in place (by _collect, which also
         # rewrites its row of the owner table), and the loop goes on with it.
-        for turn in play_out(self.core, self.state, self.opponents, self._owner, names=self.opponent_names,
+        for turn in play_out(self._play_core, self.state, self.opponents, self._owner, names=self.opponent_names,
                              drop_finished=False):
             self.inner_steps += len(turn.games)
             self._collect(turn.result, turn.games, rew, done)

@@ -175,3 +175,64 @@ def test_ctrl_c_inside_compiled_code_counts_as_ctrl_c():
     except SystemError as exc:
         assert interrupted_by_ctrl_c(exc)
     assert not interrupted_by_ctrl_c(SystemError("a real bug")) and not interrupted_by_ctrl_c(ValueError("x"))
+
+
+class _InfostateTeacher:
+    """An information-state agent that plays lookahead's move and keeps what it was shown."""
+
+    observation = "infostate"
+    spec = "infostate-lookahead"
+
+    def __init__(self, core):
+        from deckgym.playout import infostate_core
+
+        self.planner = make_agent("racko:lookahead", infostate_core(core), seed=0, game="racko")  # decodes both layouts
+        self.seen = []
+
+    def seed(self, seed):
+        pass
+
+    def act(self, obs, masks):
+        self.seen.append(obs.copy())
+        return self.planner.act(obs, masks)
+
+
+def test_an_information_state_expert_labels_from_the_recorded_history():
+    """The search teacher reads the learner seat's information state, with the history the games
+    recorded, while the network's observations are the default ones with features."""
+    kw = dict(num_envs=8, num_players=2, opponents=["racko:lookahead"], features=True,
+              autoreset_mode=AutoresetMode.SAME_STEP)
+    venv = DeckGymVectorEnv("racko", history=True, **kw)
+    teacher = _InfostateTeacher(venv.core)
+    data = collect_teacher_samples(venv, teacher, 240, 0.99, seed=5)
+    seen = np.concatenate(teacher.seen)
+    icore = venv._play_core
+    assert seen.shape == (len(data), icore.obs_size) > (len(data), venv.core.obs_size)
+    np.testing.assert_array_equal(seen[:, :venv.core.obs_size], data.obs[:, :venv.core.obs_size])
+    assert icore.obs_view(seen)["log_kind"].any()  # the history is there, not an empty log
+    # the same play without the history: the same observations and labels (the record changes nothing)
+    plain = collect_teacher_samples(DeckGymVectorEnv("racko", **kw),
+                                    make_agent("racko:lookahead", venv.core, seed=0, game="racko"), 240, 0.99, seed=5)
+    np.testing.assert_array_equal(plain.obs, data.obs)
+    np.testing.assert_array_equal(plain.actions, data.actions)
+    with pytest.raises(ValueError, match="acts on information states.*history=True"):
+        collect_teacher_samples(DeckGymVectorEnv("racko", **kw), teacher, 16, 0.99, seed=5)
+
+
+def test_expert_iteration_with_the_search_expert_records_the_history(tmp_path, monkeypatch):
+    """``--expert racko:search`` runs with the games recording their history (the search sees
+    information states, not the default observation it would only plan from)."""
+    from agents.search import RackoSearchAgent
+
+    shapes = []
+    real_act = RackoSearchAgent.act
+    monkeypatch.setattr(RackoSearchAgent, "act", lambda self, o, m: shapes.append(o.shape[1]) or real_act(self, o, m))
+    argv = _args(tmp_path, "--expert-iterations", "1")
+    argv[argv.index("racko:bucket")] = "racko:search?samples=2&sweeps=1"
+    summary = train.main(argv)
+    assert summary["iterations"] == 1
+    from deckgym.playout import infostate_core
+    from racko_env.core import RackoCore
+    from racko_env.rules import RackoRules
+
+    assert shapes and set(shapes) == {infostate_core(RackoCore(RackoRules(num_players=2))).obs_size}

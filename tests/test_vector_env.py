@@ -427,3 +427,43 @@ def test_render_one_frame_per_game():
     frames = env.render()
     assert len(frames) == 3 and all(f.dtype == np.uint8 and f.ndim == 3 for f in frames)
     assert DeckGymVectorEnv("racko", num_envs=2).render() is None
+
+
+def test_history_records_the_games_and_changes_nothing_the_learner_sees():
+    """``history=True``: the same observations, rewards and masks as without it, and
+    ``observe_for`` gives an information-state agent the learner seat's recorded history."""
+    from agents.registry import acts_on_infostates, make_agent
+
+    kw = dict(num_envs=6, num_players=3, opponents=["racko:sequence", "random"], features=True, seed=2,
+              autoreset_mode=AutoresetMode.SAME_STEP)  # every returned observation is of the game now dealt
+    a, b = DeckGymVectorEnv("racko", history=True, **kw), DeckGymVectorEnv("racko", **kw)
+    oa, _ = a.reset(seed=9)
+    ob, _ = b.reset(seed=9)
+    search = make_agent("racko:search", a.core, seed=0, game="racko")
+    planner = make_agent("racko:lookahead", a.core, seed=0, game="racko")
+    assert acts_on_infostates("racko:search?samples=4") and not acts_on_infostates("racko:lookahead")
+    with pytest.raises(ValueError, match="racko:search.*history=True"):
+        b.observe_for(search)
+    logged = False
+    for _ in range(40):
+        np.testing.assert_array_equal(oa, ob)
+        np.testing.assert_array_equal(a.action_masks(), b.action_masks())
+        info = a.observe_for(search)
+        np.testing.assert_array_equal(info[:, :a.core.obs_size], oa[:, :a.core.obs_size])
+        np.testing.assert_array_equal(a.observe_for(planner), oa[:, :a.core.obs_size])
+        logged |= bool(a._play_core.obs_view(info)["log_kind"].any())
+        act = planner.act(oa[:, :a.core.obs_size], a.action_masks())
+        oa, ra, *_ = a.step(act)
+        ob, rb, *_ = b.step(act)
+        np.testing.assert_array_equal(ra, rb)
+    assert logged
+
+
+def test_an_information_state_opponent_makes_the_env_record_the_history():
+    env = DeckGymVectorEnv("racko", num_envs=3, num_players=2, opponents=["racko:search?samples=2&sweeps=1"], seed=0)
+    assert env.history
+    obs, _ = env.reset(seed=1)
+    env.step(np.argmax(env.action_masks(), axis=1))
+    plain = DeckGymVectorEnv("racko", num_envs=3, num_players=2, opponents=["random"], seed=0)
+    with pytest.raises(ValueError, match="racko:search.*history=True"):
+        plain.add_opponent("racko:search")

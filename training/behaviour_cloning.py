@@ -57,13 +57,18 @@ def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float,
     ``teacher`` in the learner's seat of ``venv``, reset with ``seed``.
 
     ``player(obs, masks)``, if given, plays instead (on the full observation, features
-    included); the teacher labels every state it reaches, and the returns are the player's."""
+    included); the teacher labels every state it reaches, and the returns are the player's.
+    A teacher that acts on information states (``racko:search``) reads them from ``venv``,
+    which must record the history (``history=True``)."""
     from gymnasium.vector import AutoresetMode
+
+    from deckgym.playout import wants_infostate
 
     if venv.autoreset_mode != AutoresetMode.SAME_STEP:
         raise ValueError("behaviour cloning needs a vector env with autoreset_mode=SAME_STEP (every step a decision)")
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples}")
+    infostate = wants_infostate(teacher)  # then the venv must record the history (observe_for says so)
     B, n_raw = venv.num_envs, venv.core.obs_size
     T = max(1, samples // B)
     obs_buf = np.zeros((T, B, venv.single_observation_space.shape[0]), np.float32)
@@ -75,7 +80,8 @@ def collect_teacher_samples(venv: Any, teacher: Any, samples: int, gamma: float,
     obs, _ = venv.reset(seed=seed)
     for t in range(T):
         masks = venv.action_masks()
-        a = teacher.act(obs[:, :n_raw], masks)  # the teacher reads the raw observation, as in play
+        # the teacher reads what it reads in play: the raw observation, or the information state
+        a = teacher.act(venv.observe_for(teacher) if infostate else obs[:, :n_raw], masks)
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, a
         if player is not None:
             a = np.asarray(player(obs, masks), np.int64)

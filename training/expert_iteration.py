@@ -9,8 +9,9 @@ it with PPO). Each iteration:
 1. **play**: the network, sampling from its policy, plays the learner's seat of ``--num-envs``
    games against the opponent pool, about ``--expert-samples`` decisions (the first
    iteration, before the network knows anything, the expert plays instead);
-2. **label**: the expert's action on every state the network reached (the expert reads the
-   raw observation, as in play); the value target is the discounted return of the
+2. **label**: the expert's action on every state the network reached (the expert reads what
+   it reads in play: the raw observation, or the information state for a search agent such
+   as ``racko:search``, the games then recording their public history); the value target is the discounted return of the
    network's own play (``training.behaviour_cloning.collect_teacher_samples``, ``player=``);
 3. **refit**: the network is fitted on the aggregated data set, the newest
    ``--expert-buffer`` decisions of all iterations (``training.behaviour_cloning.fit``);
@@ -106,7 +107,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
 
     from agents.ppo import model_metadata, save_model, update_metadata
-    from agents.registry import make_agent
+    from agents.registry import acts_on_infostates, make_agent
     from training.args import command_line
     from training.behaviour_cloning import collect_teacher_samples, fit
     from training.train import arena_results, sb3_losses
@@ -115,10 +116,11 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     torch.set_num_threads(args.threads)
     game, P, run_dir, out_path = args.game, plan.rules.num_players, plan.run_dir, plan.out_path
     resumed = bool(args.resume)
+    # a search expert reads information states: the games then record their public history
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                      opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
                      reward=args.reward, features=not args.no_features, seed=args.seed,
-                     features_version=args.features_version)
+                     features_version=args.features_version, history=acts_on_infostates(args.expert))
     venv = env.venv
     config = {k: v for k, v in vars(args).items() if k != "func"}
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,

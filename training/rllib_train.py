@@ -127,6 +127,7 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     from gymnasium.vector import AutoresetMode
     from ray.rllib.core.columns import Columns
 
+    from agents.registry import acts_on_infostates
     from agents.rllib_module import MASK_KEY, OBS_KEY
     from deckgym.vector_env import DeckGymVectorEnv
     from training.behaviour_cloning import clone_teacher, masked_value_loss
@@ -135,7 +136,8 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
                             reward=args.reward, features=not args.no_features, features_version=features_version,
-                            autoreset_mode=AutoresetMode.SAME_STEP, seed=args.seed)
+                            autoreset_mode=AutoresetMode.SAME_STEP, seed=args.seed,
+                            history=acts_on_infostates(args.bc_teacher))
     module = learner_module(algo, spec)
 
     def losses(X: Any, M: Any, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:

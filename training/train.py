@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
+    from agents.registry import acts_on_infostates
     from training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
@@ -143,7 +144,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         features_version = read_metadata(args.init).get("features_version")
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
                      rules=rules, episode=args.episode, reward=args.reward, shaping=args.shaping,
-                     features=not args.no_features, seed=args.seed, features_version=features_version)
+                     features=not args.no_features, seed=args.seed, features_version=features_version,
+                     history=bool(args.bc_teacher) and acts_on_infostates(args.bc_teacher))
     base_weights = np.array([w for _, w in pool], dtype=float)
     base_weights /= base_weights.sum()
     n_base = len(pool)

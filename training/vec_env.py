@@ -54,6 +54,8 @@ class CoreVecEnv(VecEnv):
         features: append the game's derived features to the observation;
             ``features_version``: which layout (default: the newest).
         seed: seeds everything (games, seats, opponents).
+        history: record the public history (``DeckGymVectorEnv(history=True)``), for a teacher
+            or opponents that act on information states.
     """
 
     def __init__(
@@ -71,13 +73,14 @@ class CoreVecEnv(VecEnv):
         features: bool = True,
         seed: int = 0,
         features_version: int | None = None,
+        history: bool = False,
     ) -> None:
         rule_fields = dict(rules_kwargs or {}) if rules is None else {}
         self.venv = DeckGymVectorEnv(
             game, num_envs=num_envs, num_players=players if rules is None else None, opponents=opponents,
             opponent_weights=opponent_weights, episode=episode, reward=reward, shaping=shaping, features=features,
             features_version=features_version, autoreset_mode=AutoresetMode.SAME_STEP, rules=rules, seed=seed,
-            **rule_fields,
+            history=history, **rule_fields,
         )
         self.render_mode = None
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
