@@ -262,7 +262,7 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError(f"an opponent's weight must be a finite number >= 0, got {weight!r}")
         if wants_infostate(agent) and hasattr(self, "_play_core") and not self.history:
             raise ValueError(f"opponent {label!r} acts on information states: build the vector env with "
-                             "history=True (or with it in the first pool) so that the games record them")
+                             "history=True (or with such an agent among its first opponents) so that the games record them")
         self.opponents.append(agent)
         self.opponent_names.append(name or label)
         self._weights = np.append(self._weights, float(weight))
