@@ -38,11 +38,17 @@ def agent_specs(game: str | None = None) -> list[str]:
 def acts_on_infostates(spec: str) -> bool:
     """Whether the agent ``spec`` names acts on information states (its class's ``observation``),
     known before any core is built: a vector env must then record the public history."""
+    from deckgym.playout import wants_infostate
+
     name = spec.partition("?")[0]
-    if name not in AGENTS:
-        return False  # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
+    # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
+    return name in AGENTS and wants_infostate(_agent_class(name))
+
+
+def _agent_class(name: str) -> type:
+    """The class a registered agent name stands for (``AGENTS``), imported on first use."""
     module, cls = AGENTS[name].split(":")
-    return getattr(getattr(importlib.import_module(module), cls), "observation", "default") == "infostate"
+    return getattr(importlib.import_module(module), cls)
 
 
 def _tuning(agent: Agent) -> dict[str, Any]:
@@ -120,8 +126,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     name, _, overrides = spec.partition("?")
     if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
-    module, cls = AGENTS[name].split(":")
-    agent = getattr(importlib.import_module(module), cls)(core, seed=seed)
+    agent = _agent_class(name)(core, seed=seed)
     if overrides:
         _apply_overrides(agent, spec, overrides)
     elif getattr(agent, "param_ranges", None):

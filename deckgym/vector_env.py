@@ -186,7 +186,6 @@ class DeckGymVectorEnv(VectorEnv):
         self.game = entry.name
         self.rules = rules
         self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
-        self.history = bool(history) or obs == "infostate"
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward
@@ -229,10 +228,11 @@ class DeckGymVectorEnv(VectorEnv):
         self.opponents: list[Any] = []
         self.opponent_names: list[str] = []
         self._weights = np.zeros(0)
+        self._play_core: Any = None  # chosen once the first pool is known (add_opponent checks later entries)
         for o, w in zip(opponents, weights):
             self.add_opponent(o, weight=float(w))
         # the core that plays: the one the learner observes, or its twin that records the history
-        self.history |= any(wants_infostate(a) for a in self.opponents)
+        self.history = bool(history) or obs == "infostate" or any(wants_infostate(a) for a in self.opponents)
         self._play_core = infostate_core(self.core) if self.history else self.core
         self._observe = self._play_core.observe if obs == "infostate" or not self.history else self._play_core.observe_default
         self.keep_finished = False  # keep the last finished game's state (the single-agent view renders it)
@@ -260,7 +260,7 @@ class DeckGymVectorEnv(VectorEnv):
                              f"(with act() and seed()), got {opponent!r} ({type(opponent).__name__})")
         if not isinstance(weight, (int, float, np.number)) or not math.isfinite(weight) or weight < 0:
             raise ValueError(f"an opponent's weight must be a finite number >= 0, got {weight!r}")
-        if wants_infostate(agent) and hasattr(self, "_play_core") and not self.history:
+        if wants_infostate(agent) and self._play_core is not None and not self.history:
             raise ValueError(f"opponent {label!r} acts on information states: build the vector env with "
                              "history=True (or with such an agent among its first opponents) so that the games record them")
         self.opponents.append(agent)
