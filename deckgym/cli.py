@@ -40,6 +40,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_output_file(args.chart, "--chart")
     check_range("--games", args.games, 1)
     check_range("--seed", args.seed, 0)
+    players = args.players or max(len(args.agents), 2)
+    check_range("--batch", args.batch, players)
     if args.replays is not None:
         from deckgym.checks import check_output_dir
 
@@ -49,11 +51,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--replay-games needs --replays DIR (where to write them)")
     rules_kwargs = _rules_kwargs(args)
 
-    players = args.players or max(len(args.agents), 2)
     if args.ray:  # the bar counts finished chunks (Ray tasks)
         from evaluation.arena import chunk_bounds
 
-        bar = _progress_bar(len(chunk_bounds(args.games, players)), "chunks", args.quiet)
+        bar = _progress_bar(len(chunk_bounds(args.games, players, args.batch)), "chunks", args.quiet)
         progress = (lambda games: bar(1)) if bar else None
     else:
         progress = _progress_bar(args.games * players, "games", args.quiet)
@@ -65,6 +66,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         players=args.players,
         matches=args.matches,
         rules_kwargs=rules_kwargs,
+        batch=args.batch,
         progress=progress,
         ray=args.ray,
         replays=args.replays,
@@ -208,6 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--batch", type=int, default=4096, metavar="B",
+                   help="games in one chunk (B // players deals at once); a smaller B makes more chunks, "
+                        "which --ray spreads over more workers; agents that draw random numbers play "
+                        "differently with another B")
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
                         "(HOST:PORT or auto); the same results as without")

@@ -81,6 +81,29 @@ def test_chart_with_win_rates_of_exactly_zero_and_one(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_eval_batch_smaller_than_a_table_is_refused_before_playing(monkeypatch, capsys):
+    _no_work(monkeypatch)
+    assert cli(["eval", "racko", "random", "--players", "4", "--batch", "3"]) == 2
+    assert "--batch" in _error(capsys)
+
+
+def test_eval_batch_splits_the_deals_into_chunks_and_a_batch_replays_bit_for_bit(tmp_path, monkeypatch):
+    import evaluation.arena
+
+    played = []
+    real = evaluation.arena.play_chunk
+    monkeypatch.setattr(evaluation.arena, "play_chunk", lambda *a, **k: played.append(a[7:9]) or real(*a, **k))
+    tables = []
+    for k, batch in enumerate(("4096", "6", "6")):  # one chunk of 7 deals; then chunks of 3, 3 and 1 deals
+        path = tmp_path / f"b{k}.json"
+        assert cli(["eval", "racko", "racko:sequence", "racko:lookahead", "--games", "7", "--batch", batch,
+                    "--quiet", "--json", str(path)]) == 0
+        tables.append(json.loads(path.read_text())["agents"])
+    assert played == [(0, 7), (0, 3), (3, 6), (6, 7), (0, 3), (3, 6), (6, 7)]
+    assert [[a["games"] for a in t] for t in tables] == [[14, 14]] * 3
+    assert tables[1] == tables[2]  # the planners' seeded tie-breaks follow the chunk: same batch, same table
+
+
 def test_eval_chart_end_to_end_with_an_unbeaten_agent(tmp_path, capsys):
     path = tmp_path / "c.png"
     assert cli(["eval", "racko", "racko:sequence", "racko:sequence", "--games", "2", "--quiet",
