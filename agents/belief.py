@@ -53,7 +53,7 @@ from agents.racko_heuristics import lookahead_decide, sequence_decide
 from racko_env.infostate import LOG_FIELDS
 from racko_env.state import CHOOSE, RackoInfoState, RackoState
 
-__all__ = ["RackoBelief", "BELIEF_MODELS", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
+__all__ = ["RackoBelief", "BELIEF_MODELS", "draw_orders", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
            "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik", "OPPONENT_MODELS",
            "opponent_policy", "order_slots"]
 
@@ -95,7 +95,8 @@ def load_prior(num_players: int, path: str = PRIOR_FILE) -> np.ndarray:
     return (counts + 1.0) / (counts + 1.0).sum(axis=-1, keepdims=True)  # add-one smoothing
 
 
-#: the ``history`` model's opponent policies: lookahead (its draw outlook at 16 values, or 4), sequence
+#: the planners the search plays as the ``history`` model's opponent and in its rollouts:
+#: lookahead (its draw outlook at 16 values, or 4), sequence
 OPPONENT_MODELS = ("lookahead", "lookahead4", "sequence")
 
 
@@ -450,6 +451,23 @@ def _draw_weighted(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     c = np.cumsum(w, axis=1)
     u = rng.random(len(w)) * c[:, -1]
     return np.minimum((c <= u[:, None]).sum(axis=1), w.shape[1] - 1)
+
+
+def draw_orders(st: RackoState, copies: int, rng: np.random.Generator) -> RackoState:
+    """Each world of ``st`` ``copies`` times (world ``r``'s copies at rows ``r·copies + j``),
+    every copy with its draw pile in a fresh random order and a fresh random stream. No seat
+    sees the draw order, so each copy is as likely as its world: more worlds to roll out at
+    the cost of one belief sample."""
+    if copies == 1:
+        return st
+    out = st.take(np.repeat(np.arange(st.batch_size), copies))
+    R, K = out.piles.shape[0], out.piles.shape[1] - 1
+    n_draw = K - out.disc_n.astype(np.int64) - (out.phase != CHOOSE)
+    j = np.arange(K)[None, :]
+    keys = np.where(j < n_draw[:, None], rng.random((R, K)), 2.0 + j)  # the rest keep their places
+    out.piles[:, :K] = np.take_along_axis(out.piles[:, :K], np.argsort(keys, axis=1), axis=1)
+    out.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
+    return out
 
 
 def strip_history(st: RackoState) -> RackoState:

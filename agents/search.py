@@ -11,8 +11,10 @@ For each decision (a batch of rows, all at once):
    logged opponent decision under the ``opponent`` model, ``sweeps`` Metropolis–Hastings moves
    and ``eps``; or ``particles``, ``prior``, ``sorted``, ``learned``, ``uniform``;
    ``oversample`` worlds are drawn per world kept, ``order_weight`` tunes the particles);
+   each world is rolled out with ``piles`` orders of its draw pile (hidden from every seat,
+   so a reshuffle is as likely as the world), which buys worlds without belief samples;
 3. in every world each candidate is played, then every seat plays the ``rollout`` policy
-   (``sequence`` or ``lookahead``, deterministic) to the round's end, or ``horizon`` turns
+   (``sequence``, ``lookahead`` or ``lookahead4``, deterministic) to the round's end, or ``horizon`` turns
    (then the planner's estimate decides). Common random numbers: a world's draw pile and
    random stream are the same for every candidate, so two candidates differ only by the move;
 4. the candidate with the best mean result (seat 0's share of the win) is played if it beats
@@ -30,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, strip_history
+from agents.belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, draw_orders, opponent_policy, strip_history
 from agents.params import Choice, Range
 from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
-from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide, sequence_decide
+from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide
 from deckgym.playout import infostate_core
 from racko_env.core import RackoCore
 from racko_env.plan import BIG, sequence_plan
@@ -41,14 +43,12 @@ from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
 __all__ = ["RackoSearchAgent", "rollout_values"]
 
-_POLICIES = {"sequence": sequence_decide, "lookahead": lookahead_decide}
-
-
 def rollout_values(core: Any, state: Any, policy: str = "sequence", horizon: int = 0) -> np.ndarray:
-    """``(R,)`` seat 0's share of the win when every seat plays ``policy`` from ``state`` (a
+    """``(R,)`` seat 0's share of the win when every seat plays ``policy`` (``OPPONENT_MODELS``:
+    ``sequence``, ``lookahead``, or ``lookahead4`` with a 4-value draw outlook) from ``state`` (a
     plain core's batch, stepped in place) to the round's end, or for ``horizon`` turns
     (0: no limit), after which the lower planner estimate of the turns left wins."""
-    decide = _POLICIES[policy]
+    decide = opponent_policy(policy)
     R = state.batch_size
     value = np.zeros(R)
     live = np.arange(R)
@@ -59,7 +59,7 @@ def rollout_values(core: Any, state: Any, policy: str = "sequence", horizon: int
         seats = core.current_player(cur)
         view = core.obs_view(core.observe(cur, seats))
         masks = core.legal_action_mask(cur)
-        res = core.step(cur, decide(view, masks, rules, None, None), check=False)
+        res = core.step(cur, decide(view, masks, rules), check=False)
         done = res.round_over
         if done.any():
             won = res.winners[done].astype(np.float64)
@@ -91,17 +91,18 @@ class RackoSearchAgent(Agent):
 
     spec = "racko:search"
     observation = "infostate"
-    params: dict[str, Any] = {"samples": 16, "candidates": 3, "belief": "history", "oversample": 4,
+    params: dict[str, Any] = {"samples": 16, "piles": 1, "candidates": 3, "belief": "history", "oversample": 4,
                               "order_weight": 4.0, "rollout": "sequence", "margin": 0.15, "horizon": 40,
                               "max_rows": 65536, "sweeps": 32, "eps": 0.05,
                               "opponent": "lookahead4"}
     param_ranges = {
-        "samples": Range(1, 1024, integer=True, why="worlds per decision"),
+        "samples": Range(1, 1024, integer=True, why="worlds sampled from the belief per decision"),
+        "piles": Range(1, 64, integer=True, why="draw orders rolled out per sampled world"),
         "candidates": Range(2, 11, integer=True, why="moves searched per decision, the planner's first"),
         "belief": Choice(BELIEF_MODELS),
         "oversample": Range(1, 64, integer=True, why="particles: prior worlds drawn per world kept"),
         "order_weight": Range(0, 100, why="particles: weight of a descent in an opponent's rack"),
-        "rollout": Choice(tuple(_POLICIES)),
+        "rollout": Choice(OPPONENT_MODELS),
         "margin": Range(0, 1, why="win-share gain over the planner's move needed to deviate"),
         "horizon": Range(0, 300, integer=True, why="rollout turns, 0: to the round's end"),
         "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
@@ -139,7 +140,7 @@ class RackoSearchAgent(Agent):
         out = base.copy()
         rows = np.flatnonzero(search)
         p = self.params
-        step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"])))
+        step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"]) * int(p["piles"])))
         for lo in range(0, len(rows), step):
             r = rows[lo : lo + step]
             out[r] = self._search(obs[r], cand[r])
@@ -167,7 +168,7 @@ class RackoSearchAgent(Agent):
 
     def _search(self, obs: np.ndarray, cand: np.ndarray) -> np.ndarray:
         worlds = strip_history(self._belief().sample(obs, int(self.params["samples"]), self.rng))
-        return self.search_worlds(worlds, cand)
+        return self.search_worlds(draw_orders(worlds, int(self.params["piles"]), self.rng), cand)
 
     def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the

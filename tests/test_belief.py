@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.belief import BELIEF_MODELS, RackoBelief, load_prior, opponent_turns, strip_history
+from agents.belief import BELIEF_MODELS, RackoBelief, draw_orders, load_prior, opponent_turns, strip_history
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import RackoState
@@ -52,6 +52,34 @@ def test_worlds_reproduce_observation_and_conserve_cards(kw: dict, model: str) -
         ws = strip_history(w)
         assert type(ws) is RackoState
         plain.step(ws, plain.sample_legal(plain.legal_action_mask(ws), np.random.default_rng(1)))
+
+
+@pytest.mark.parametrize("kw", VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_draw_orders_reshuffle_only_the_draw_pile(kw: dict) -> None:
+    core = RackoCore(RackoRules(**kw), obs="infostate")
+    K = core.pile_size
+    rng = np.random.default_rng(4)
+    moved = []
+    for steps in (0, 9, 44, 121):  # choose and place phases, long and short draw piles
+        st = _midround(core, 5, steps, seed=steps + 2)
+        seat = core.current_player(st)
+        w = RackoBelief(core, "prior").sample(core.observe(st, seat), 2, rng)
+        assert draw_orders(w, 1, rng) is w
+        c = draw_orders(w, 3, rng)
+        src = np.repeat(np.arange(10), 3)  # copy j of world r is row 3r + j
+        assert c.batch_size == 30
+        np.testing.assert_array_equal(core.observe(c, 0), core.observe(w, 0)[src])  # nothing the seat sees moves
+        n_draw = K - w.disc_n.astype(int) - (w.phase != 0)
+        for r in range(30):
+            d = n_draw[src[r]]
+            np.testing.assert_array_equal(np.sort(c.piles[r, :d]), np.sort(w.piles[src[r], :d]))
+            np.testing.assert_array_equal(c.piles[r, d:], w.piles[src[r], d:])  # discards, hand, sentinel
+        for f in ("racks", "disc_n", "phase", "player", "turn", "pub", "totals", "log"):
+            np.testing.assert_array_equal(getattr(c, f), getattr(w, f)[src])
+        long = np.flatnonzero(n_draw[src] >= 8)
+        moved += list((c.piles[long, :8] != w.piles[src[long], :8]).any(axis=1))
+        assert len(np.unique(c.rng_key)) == 30  # each copy its own reshuffles too
+    assert len(moved) >= 10 and np.mean(moved) > 0.5
 
 
 @pytest.mark.parametrize("model", BELIEF_MODELS)

@@ -43,6 +43,20 @@ def test_legal_seeded_and_batched(kw: dict) -> None:
     assert a.act(obs[:0], masks[:0]).shape == (0,)
 
 
+def test_draw_orders_multiply_the_worlds_rolled_out() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    _, obs, masks = _positions(core, 8, 27, seed=4)
+    agent = make_agent(FAST + "&piles=3", core, seed=2, game="racko")
+    seen = []
+    real = agent.search_worlds
+    agent.search_worlds = lambda worlds, cand: seen.append(worlds.batch_size // len(cand)) or real(worlds, cand)
+    acts = agent.act(obs, masks)
+    assert masks[np.arange(8), acts].all() and seen and set(seen) == {12}  # 4 samples x 3 draw orders
+    np.testing.assert_array_equal(make_agent(FAST + "&piles=3", core, seed=2, game="racko").act(obs, masks), acts)
+    with pytest.raises(ValueError, match="piles must be"):
+        make_agent("racko:search?piles=0", core, game="racko")
+
+
 def test_prohibitive_margin_plays_the_planner_and_default_obs_falls_back() -> None:
     core = RackoCore(RackoRules(), obs="infostate")
     _, obs, masks = _positions(core, 16, 31, seed=2)
