@@ -91,8 +91,8 @@ class RackoSearchAgent(Agent):
 
     spec = "racko:search"
     observation = "infostate"
-    params: dict[str, Any] = {"samples": 16, "piles": 1, "candidates": 3, "belief": "history", "oversample": 4,
-                              "order_weight": 4.0, "rollout": "sequence", "margin": 0.15, "horizon": 40,
+    params: dict[str, Any] = {"samples": 16, "piles": 4, "candidates": 3, "belief": "history", "oversample": 4,
+                              "order_weight": 4.0, "rollout": "lookahead4", "margin": 0.15, "horizon": 40,
                               "max_rows": 65536, "sweeps": 32, "eps": 0.05,
                               "opponent": "lookahead4"}
     param_ranges = {
