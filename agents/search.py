@@ -14,8 +14,8 @@ For each decision (a batch of rows, all at once):
    each world is rolled out with ``piles`` orders of its draw pile (hidden from every seat,
    so a reshuffle is as likely as the world), which buys worlds without belief samples;
 3. in every world each candidate is played, then every seat plays the ``rollout`` policy
-   (``sequence``, ``lookahead`` or ``lookahead4``, deterministic) to the round's end, or ``horizon`` turns
-   (then the planner's estimate decides). Common random numbers: a world's draw pile and
+   (``sequence``, ``lookahead`` or ``lookahead4``, deterministic) to the round's end, or
+   ``horizon`` turns (then the planner's estimate decides). Common random numbers: a world's draw pile and
    random stream are the same for every candidate, so two candidates differ only by the move;
 4. the candidate with the best mean result (seat 0's share of the win) is played if it beats
    the planner's move by more than ``margin``, otherwise the planner's move.
@@ -42,6 +42,7 @@ from racko_env.plan import BIG, sequence_plan
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
 __all__ = ["RackoSearchAgent", "rollout_values"]
+
 
 def rollout_values(core: Any, state: Any, policy: str = "sequence", horizon: int = 0) -> np.ndarray:
     """``(R,)`` seat 0's share of the win when every seat plays ``policy`` (``OPPONENT_MODELS``:

@@ -6,7 +6,7 @@ belief the agent samples or the true hidden cards (the ceiling of a perfect beli
 
 Every deal is played once per seating (seat rotations). With ``--true-belief`` the search's
 worlds are the real game with only the draw pile reshuffled (the opponents' racks as they
-are), so the gap to the sampled belief is what a better opponent model could win. Prints
+are), ``samples × piles`` of them, as many as the agent rolls out, so the gap to the sampled belief is what a better opponent model could win. Prints
 the search's win rate with its 95% Wilson interval, and how often it left the planner's move.
 """
 
@@ -81,7 +81,7 @@ def run(deals: int, players: int, search_spec: str, opponent: str, seed: int, tr
             chosen = planner.copy()
             r = np.flatnonzero(todo)
             if len(r):
-                k = int(search.params["samples"])
+                k = int(search.params["samples"]) * int(search.params["piles"])  # as many worlds as the agent rolls out
                 chosen[r] = search.search_worlds(true_worlds(core, turn.state, mine[r], k, rng), cand[r])
             turn.actions[mine] = chosen
             decisions += len(mine)
