@@ -51,7 +51,7 @@ import numpy as np
 
 from agents.racko_heuristics import lookahead_decide, sequence_decide
 from racko_env.infostate import LOG_FIELDS
-from racko_env.state import CHOOSE, RackoInfoState, RackoState
+from racko_env.state import CHOOSE, RackoInfoState, RackoState, draw_pile_size
 
 __all__ = ["RackoBelief", "BELIEF_MODELS", "draw_orders", "TURN_EDGES", "VALUE_BINS", "value_bins", "turn_buckets", "load_prior",
            "opponent_turns", "strip_history", "last_turn_loglik", "thrown_loglik", "OPPONENT_MODELS",
@@ -462,9 +462,8 @@ def draw_orders(st: RackoState, copies: int, rng: np.random.Generator) -> RackoS
         return st
     out = st.take(np.repeat(np.arange(st.batch_size), copies))
     R, K = out.piles.shape[0], out.piles.shape[1] - 1
-    n_draw = K - out.disc_n.astype(np.int64) - (out.phase != CHOOSE)
     j = np.arange(K)[None, :]
-    keys = np.where(j < n_draw[:, None], rng.random((R, K)), 2.0 + j)  # the rest keep their places
+    keys = np.where(j < draw_pile_size(out)[:, None], rng.random((R, K)), 2.0 + j)  # the rest keep their places
     out.piles[:, :K] = np.take_along_axis(out.piles[:, :K], np.argsort(keys, axis=1), axis=1)
     out.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
     return out

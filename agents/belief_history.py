@@ -21,7 +21,7 @@ import numpy as np
 
 from racko_env.infostate import LOG_FIELDS
 from racko_env.state import (CHOOSE, DISCARD_DRAWN, DRAW, LOG_THREW, LOG_TOOK, NUM_ACTIONS, PLACE_DISCARD,
-                             PLACE_DRAWN, TAKE, RackoState)
+                             PLACE_DRAWN, TAKE, RackoState, draw_pile_size)
 
 __all__ = ["history_loglik", "refine"]
 
@@ -106,8 +106,7 @@ def _hidden_spots(st: RackoState, K: int) -> tuple[np.ndarray, np.ndarray, np.nd
     flat = st.racks.reshape(R, -1).astype(np.int64)
     slot_hidden = flat > 0
     slot_hidden[:, :10] = False  # the observer's own rack
-    h = (st.phase != CHOOSE).astype(np.int64)
-    n_draw = K - st.disc_n.astype(np.int64) - h
+    n_draw = draw_pile_size(st)
     pile_hidden = np.arange(K)[None, :] < n_draw[:, None]
     hidden = np.concatenate([slot_hidden, pile_hidden], axis=1)
     order = np.argsort(~hidden, axis=1, kind="stable")

@@ -6,8 +6,9 @@ belief the agent samples or the true hidden cards (the ceiling of a perfect beli
 
 Every deal is played once per seating (seat rotations). With ``--true-belief`` the search's
 worlds are the real game with only the draw pile reshuffled (the opponents' racks as they
-are), ``samples × piles`` of them, as many as the agent rolls out, so the gap to the sampled belief is what a better opponent model could win. Prints
-the search's win rate with its 95% Wilson interval, and how often it left the planner's move.
+are), ``samples × piles`` of them, as many as the agent rolls out, so the gap to the sampled
+belief is what a better opponent model could win. Prints the search's win rate with its 95%
+Wilson interval, and how often it left the planner's move.
 """
 
 from __future__ import annotations

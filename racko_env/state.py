@@ -46,7 +46,7 @@ import numpy as np
 
 from deckgym.core import BatchState
 
-__all__ = ["RackoState", "RackoInfoState", "with_history", "empty_state", "ACTION_NAMES", "PHASE_NAMES", "NUM_ACTIONS", "DRAW", "TAKE", "DISCARD_DRAWN",
+__all__ = ["RackoState", "RackoInfoState", "with_history", "empty_state", "draw_pile_size", "ACTION_NAMES", "PHASE_NAMES", "NUM_ACTIONS", "DRAW", "TAKE", "DISCARD_DRAWN",
            "CHOOSE", "PLACE_DISCARD", "PLACE_DRAWN", "LOG_TURNS", "LOG_TOOK", "LOG_SWAPPED", "LOG_THREW"]
 
 #: action ids (2..11 = slot 1..10)
@@ -110,6 +110,12 @@ class RackoInfoState(RackoState):
     slot_out: np.ndarray  # (B, P, 10) int8
     slot_turn: np.ndarray  # (B, P, 10) int16
     log: np.ndarray  # (B, P, LOG_TURNS, 4) int8
+
+
+def draw_pile_size(st: RackoState) -> np.ndarray:
+    """``(B,)`` cards in each game's draw pile, ``piles[:, :size]`` (the layout above: ``K - s - h``)."""
+    K = st.piles.shape[1] - 1
+    return K - st.disc_n.astype(np.int64) - (st.phase != CHOOSE)
 
 
 def with_history(st: RackoState, P: int, N: int) -> RackoInfoState:
