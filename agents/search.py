@@ -129,14 +129,20 @@ class RackoSearchAgent(Agent):
         return self._beliefs[key]
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.act_values(observations, action_masks)[0]
+
+    def act_values(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``act``'s moves, and ``(B, NUM_ACTIONS)`` each searched candidate's mean rollout
+        value (seat 0's share of the win; NaN for moves not searched and rows not searched)."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
         masks = np.asarray(action_masks, dtype=bool)
+        values = np.full((obs.shape[0], NUM_ACTIONS), np.nan)
         if obs.shape[0] == 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), values
         view = self.icore.obs_view(obs)
         base = lookahead_decide(view, masks, self.core.rules, None, None)
         if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
-            return base
+            return base, values
         cand, search = self.candidates(view, masks, base)
         out = base.copy()
         rows = np.flatnonzero(search)
@@ -144,8 +150,11 @@ class RackoSearchAgent(Agent):
         step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"]) * int(p["piles"])))
         for lo in range(0, len(rows), step):
             r = rows[lo : lo + step]
-            out[r] = self._search(obs[r], cand[r])
-        return out
+            mean = self._search(obs[r], cand[r])
+            out[r] = keep_unless_beaten(mean, cand[r], float(p["margin"]))
+            ok = cand[r] >= 0
+            values[np.repeat(r, ok.sum(axis=1)), cand[r][ok]] = mean[ok]
+        return out, values
 
     def candidates(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(B, m)`` moves to search, the planner's first (-1: none), and the rows to search."""
@@ -168,8 +177,9 @@ class RackoSearchAgent(Agent):
         return cand, search
 
     def _search(self, obs: np.ndarray, cand: np.ndarray) -> np.ndarray:
+        """``(B, m)`` the candidates' mean values over worlds sampled for ``obs``."""
         worlds = strip_history(self._belief().sample(obs, int(self.params["samples"]), self.rng))
-        return self.search_worlds(draw_orders(worlds, int(self.params["piles"]), self.rng), cand)
+        return self.candidate_values(draw_orders(worlds, int(self.params["piles"]), self.rng), cand)
 
     def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the

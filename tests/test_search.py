@@ -43,13 +43,34 @@ def test_legal_seeded_and_batched(kw: dict) -> None:
     assert a.act(obs[:0], masks[:0]).shape == (0,)
 
 
+def test_act_values_gives_the_moves_and_the_values_they_were_chosen_on() -> None:
+    core = RackoCore(RackoRules(), obs="infostate")
+    _, obs, masks = _positions(core, 12, 23, seed=6)
+    acts, values = make_agent(FAST, core, seed=3, game="racko").act_values(obs, masks)
+    np.testing.assert_array_equal(make_agent(FAST, core, seed=3, game="racko").act(obs, masks), acts)
+    assert values.shape == (12, 13)
+    searched = ~np.isnan(values).all(axis=1)
+    assert searched.any() and masks[~np.isnan(values)].all()  # only legal moves are valued
+    assert ((values[searched][~np.isnan(values[searched])] >= 0) & (values[searched][~np.isnan(values[searched])] <= 1)).all()
+    # a searched row plays its best value when that beats the planner's by the margin, else the planner's
+    planner = lookahead_decide(core.obs_view(obs), masks, core.rules, None, None)  # the search's planner
+    r = np.flatnonzero(searched)
+    best = np.nanmax(values[r], axis=1)
+    beats = best > values[r, planner[r]] + make_agent(FAST, core, game="racko").params["margin"]
+    assert beats.any() and (values[r, acts[r]][beats] == best[beats]).all()  # a best move (ties: any of them)
+    np.testing.assert_array_equal(acts[r][~beats], planner[r][~beats])
+    none, empty = make_agent(FAST, core, game="racko").act_values(obs[:, :core.base_obs_size], masks)
+    default_planner = lookahead_decide(core.obs_view(obs[:, :core.base_obs_size]), masks, core.rules, None, None)
+    assert np.isnan(empty).all() and (none == default_planner).all()  # default observations: no search
+
+
 def test_draw_orders_multiply_the_worlds_rolled_out() -> None:
     core = RackoCore(RackoRules(), obs="infostate")
     _, obs, masks = _positions(core, 8, 27, seed=4)
     agent = make_agent(FAST + "&piles=3", core, seed=2, game="racko")
     seen = []
-    real = agent.search_worlds
-    agent.search_worlds = lambda worlds, cand: seen.append(worlds.batch_size // len(cand)) or real(worlds, cand)
+    real = agent.candidate_values
+    agent.candidate_values = lambda worlds, cand: seen.append(worlds.batch_size // len(cand)) or real(worlds, cand)
     acts = agent.act(obs, masks)
     assert masks[np.arange(8), acts].all() and seen and set(seen) == {12}  # 4 samples x 3 draw orders
     np.testing.assert_array_equal(make_agent(FAST + "&piles=3", core, seed=2, game="racko").act(obs, masks), acts)
