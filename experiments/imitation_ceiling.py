@@ -16,6 +16,12 @@ rows are held out (whole games). Reported on them:
   often it plays the label, on all rows and on the departures, how often it plays the
   planner's move there, and how often it departs where the teacher did not.
 
+With ``--arena DEALS``, networks of the size ``deckgym train --expert`` fits (MaskablePPO,
+``--net``) are fitted on every row, once to the labels and once to the teacher's candidate
+values (``RackoSearchAgent.act_values``) for each ``--taus`` temperature (target: the
+softmax of the values, the planner's move credited with the teacher's ``margin``), and each
+plays ``racko:lookahead`` on DEALS duplicate deals of ``--seed 0`` (``deckgym eval``'s).
+
 ``--data`` caches the labelled states (written after collecting, read if it exists).
 """
 
@@ -29,7 +35,7 @@ import numpy as np
 from agents.registry import make_agent
 from racko_env.rules import RackoRules
 
-COLUMNS = ("obs", "info", "masks", "teacher", "planner", "env")
+COLUMNS = ("obs", "info", "masks", "teacher", "values", "planner", "env")
 
 
 def collect(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -48,7 +54,8 @@ def collect(args: argparse.Namespace) -> dict[str, np.ndarray]:
     for _ in range(args.steps):
         masks = venv.action_masks()
         info = venv.observe_for(teacher)
-        for k, v in zip(COLUMNS, (obs, info, masks, teacher.act(info, masks), planner.act(obs[:, :n_raw], masks),
+        label, values = teacher.act_values(info, masks)
+        for k, v in zip(COLUMNS, (obs, info, masks, label, values, planner.act(obs[:, :n_raw], masks),
                                   np.arange(args.envs))):
             rows[k].append(np.array(v))
         obs, *_ = venv.step(player.act(obs[:, :n_raw], masks))
@@ -86,6 +93,62 @@ def fit_and_score(x: np.ndarray, d: dict[str, np.ndarray], test: np.ndarray, hid
     return agreement(move, d["teacher"][test], d["planner"][test])
 
 
+def value_targets(d: dict[str, np.ndarray], tau: float, margin: float) -> np.ndarray:
+    """``(n, A)`` the label, or on searched rows the softmax of the candidates' values over
+    ``tau`` with the planner's move credited ``margin``."""
+    n, A = d["masks"].shape
+    target = np.zeros((n, A), np.float32)
+    target[np.arange(n), d["teacher"]] = 1.0
+    values = d["values"]
+    searched = ~np.isnan(values).all(axis=1)
+    score = np.where(np.isnan(values), -np.inf, values) + margin * (np.arange(A) == d["planner"][:, None])
+    z = np.exp((score - score.max(axis=1, keepdims=True)) / tau)
+    target[searched] = (z / z.sum(axis=1, keepdims=True))[searched]
+    return target
+
+
+def arena_of_fits(d: dict[str, np.ndarray], args: argparse.Namespace, hidden: list[int], margin: float) -> None:
+    """Fit a MaskablePPO policy to each target set on every row; each plays lookahead (``--arena`` deals)."""
+    import tempfile
+
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import model_metadata, save_model
+    from evaluation.arena import evaluate
+    from training.vec_env import CoreVecEnv
+
+    env = CoreVecEnv("racko", num_envs=1, opponents=["racko:lookahead"], rules=RackoRules(num_players=2),
+                     features=True, seed=args.seed)
+    meta = model_metadata(env.core, "racko", features=True, features_version=env.features_version)
+    n, A = d["masks"].shape
+    labels = np.zeros((n, A), np.float32)
+    labels[np.arange(n), d["teacher"]] = 1.0
+    fits = [("labels", labels)] + [(f"values, tau {t:g}", value_targets(d, t, margin)) for t in args.taus]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, target in fits:
+            model = MaskablePPO("MlpPolicy", env, seed=args.seed, device="cpu", verbose=0,
+                                policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}})
+            policy, rng = model.policy, np.random.default_rng(args.seed)
+            opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+            X, T = torch.as_tensor(d["obs"]), torch.as_tensor(target)
+            policy.set_training_mode(True)
+            for _ in range(args.epochs):
+                for chunk in np.array_split(rng.permutation(n), max(1, n // 1024)):
+                    probs = policy.get_distribution(X[chunk], action_masks=d["masks"][chunk]).distribution.probs
+                    loss = -(T[chunk] * torch.log(probs.clamp_min(1e-12))).sum(dim=1).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+                    opt.step()
+            policy.set_training_mode(False)
+            path = save_model(model, os.path.join(tmp, "net.zip"), meta)
+            rep = evaluate("racko", [f"ppo:{path}", "racko:lookahead"], deals=args.arena, seed=0, players=2)
+            a = next(x for x in rep.agents if x.name.startswith("ppo:"))
+            print(f"network fitted to the {name}, vs racko:lookahead over {args.arena} deals: {a.win_rate:.3f} "
+                  f"[{a.ci_low:.3f}, {a.ci_high:.3f}], {a.mean_points:.2f} points per round", flush=True)
+
+
 def agreement(move: np.ndarray, label: np.ndarray, planner: np.ndarray) -> dict[str, float]:
     """How often ``move`` is the label (all rows, departures), the planner's move on departures,
     and a departure where the label is the planner's."""
@@ -110,9 +173,13 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--data", default=None, help="npz cache of the labelled states")
+    ap.add_argument("--arena", type=int, default=0, help="deals each fitted network plays against lookahead (0: none)")
+    ap.add_argument("--taus", type=float, nargs="*", default=[0.05], help="temperatures of the value targets")
     args = ap.parse_args()
     if not os.path.isfile(args.model):
         raise SystemExit(f"imitation_ceiling: no model file {args.model!r}")
+    if args.arena < 0 or any(t <= 0 for t in args.taus):
+        raise SystemExit("imitation_ceiling: --arena must be >= 0 and every --taus value > 0")
     if not 0 < args.test_envs < args.envs:
         raise SystemExit(f"imitation_ceiling: --test-envs must lie in 1..{args.envs - 1}, got {args.test_envs}")
     hidden = [int(h) for h in args.net.split(",")]
@@ -139,6 +206,8 @@ def main() -> None:
     history = d["info"][:, core.obs_size :]
     for name, x in (("network, features", d["obs"]), ("network, features + history", np.hstack([d["obs"], history]))):
         print(f"{name} ({x.shape[1]} inputs): " + fmt(fit_and_score(x, d, test, hidden, args.epochs, args.seed)))
+    if args.arena:
+        arena_of_fits(d, args, hidden, float(make_agent(args.teacher, core, game="racko").params["margin"]))
 
 
 def fmt(a: dict[str, float]) -> str:

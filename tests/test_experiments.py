@@ -27,7 +27,7 @@ SMOKE = {
     "leastscore_belief_quality": ["--games", "8", "--samples", "2", "--players", "3"],
     "leastscore_search_diagnosis": ["--positions", "12", "--samples", "2", "--beliefs", "uniform", "prior"],
     "imitation_ceiling": ["--model", "models/racko_2p.zip", "--steps", "3", "--envs", "8", "--test-envs", "2",
-                          "--reruns", "1", "--epochs", "1", "--net", "8",
+                          "--reruns", "1", "--epochs", "1", "--net", "8", "--arena", "2",
                           "--teacher", "racko:search?samples=2&candidates=2&horizon=8"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
                                    "--true-belief"],
@@ -62,7 +62,9 @@ def test_experiment_runs_tiny(name, tmp_path):
         lines = proc.stdout.strip().splitlines()
         assert lines[0].startswith("24 labelled decisions, 6 held out")
         assert [line.split(":")[0] for line in lines[1:]] == ["teacher, rerun 1", "network, features (206 inputs)",
-                                                             "network, features + history (718 inputs)"]
+                                                             "network, features + history (718 inputs)",
+                                                             "network fitted to the labels, vs racko",
+                                                             "network fitted to the values, tau 0.05, vs racko"]
     if name == "fit_leastscore_prior":
         with np.load(tmp_path / "ls_prior.npz") as z:
             assert z["num2"].shape == (7, 6, 13) and z["num2"].sum() > 0
