@@ -101,9 +101,10 @@ def value_targets(d: dict[str, np.ndarray], tau: float, margin: float) -> np.nda
     target[np.arange(n), d["teacher"]] = 1.0
     values = d["values"]
     searched = ~np.isnan(values).all(axis=1)
-    score = np.where(np.isnan(values), -np.inf, values) + margin * (np.arange(A) == d["planner"][:, None])
+    v = values[searched]
+    score = np.where(np.isnan(v), -np.inf, v) + margin * (np.arange(A) == d["planner"][searched, None])
     z = np.exp((score - score.max(axis=1, keepdims=True)) / tau)
-    target[searched] = (z / z.sum(axis=1, keepdims=True))[searched]
+    target[searched] = z / z.sum(axis=1, keepdims=True)
     return target
 
 

@@ -85,3 +85,17 @@ def test_experiments_are_not_packaged_but_the_product_is():
     # the dp statistics the product needs stay package data
     assert "data/*.npz" in cfg["tool"]["setuptools"]["package-data"]["leastscore_env"]
     assert (ROOT / "leastscore_env" / "data" / "dp_stats.npz").is_file()
+
+
+def test_value_targets_credit_the_planner_with_the_margin():
+    from experiments.imitation_ceiling import value_targets
+
+    d = {"masks": np.ones((3, 13), bool), "teacher": np.array([2, 3, 4]), "planner": np.array([2, 3, 4]),
+         "values": np.full((3, 13), np.nan)}
+    d["values"][1, [3, 5]] = [0.5, 0.6]  # 0.1 better than the planner's move: within the margin
+    d["values"][2, [4, 6]] = [0.2, 0.6]  # 0.4 better: beyond it
+    t = value_targets(d, tau=0.05, margin=0.15)
+    np.testing.assert_allclose(t.sum(axis=1), 1.0, rtol=1e-6)
+    assert t[0, 2] == 1.0  # not searched: the label
+    assert t[1, 3] > 0.5 > t[1, 5] > 0 and t[2, 6] > 0.99
+    np.testing.assert_allclose(t[1, 3] / t[1, 5], np.exp(0.05 / 0.05), rtol=1e-5)
