@@ -183,6 +183,10 @@ def main() -> None:
         raise SystemExit("imitation_ceiling: --arena must be >= 0 and every --taus value > 0")
     if not 0 < args.test_envs < args.envs:
         raise SystemExit(f"imitation_ceiling: --test-envs must lie in 1..{args.envs - 1}, got {args.test_envs}")
+    if not args.teacher.startswith("racko:search"):
+        raise SystemExit(f"imitation_ceiling: the teacher must be a racko:search spec (it gives values), got {args.teacher!r}")
+    if args.data and not os.path.exists(args.data) and not os.access(os.path.dirname(os.path.abspath(args.data)), os.W_OK):
+        raise SystemExit(f"imitation_ceiling: cannot write --data {args.data!r}")
     hidden = [int(h) for h in args.net.split(",")]
     if args.data and os.path.exists(args.data):
         with np.load(args.data) as z:
