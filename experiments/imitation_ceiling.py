@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any, Callable
 
 import numpy as np
 
 from agents.registry import make_agent
+from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 
 COLUMNS = ("obs", "info", "masks", "teacher", "values", "planner", "env")
@@ -62,43 +64,19 @@ def collect(args: argparse.Namespace) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in rows.items()}
 
 
-def fit_and_score(x: np.ndarray, d: dict[str, np.ndarray], test: np.ndarray, hidden: list[int], epochs: int,
-                  seed: int) -> dict[str, float]:
-    """A masked-softmax MLP fitted to the teacher's labels on ``~test``, scored on ``test``."""
-    import torch
-
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    X = torch.as_tensor(x)
-    X = (X - X[~test].mean(0)) / (X[~test].std(0) + 1e-3)
-    M, A, P = (torch.as_tensor(d[k]) for k in ("masks", "teacher", "planner"))
-    layers: list[torch.nn.Module] = []
-    width = X.shape[1]
-    for h in hidden:
-        layers += [torch.nn.Linear(width, h), torch.nn.Tanh()]
-        width = h
-    net = torch.nn.Sequential(*layers, torch.nn.Linear(width, M.shape[1]))
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    train = np.flatnonzero(~test)
-    for _ in range(epochs):
-        for chunk in np.array_split(rng.permutation(train), max(1, len(train) // 512)):
-            i = torch.as_tensor(chunk)
-            loss = torch.nn.functional.cross_entropy(net(X[i]).masked_fill(~M[i], -1e9), A[i])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    i = torch.as_tensor(np.flatnonzero(test))
-    with torch.no_grad():
-        move = net(X[i]).masked_fill(~M[i], -1e9).argmax(1).numpy()
-    return agreement(move, d["teacher"][test], d["planner"][test])
+def one_hot(d: dict[str, np.ndarray]) -> np.ndarray:
+    """``(n, A)`` the teacher's labels as target distributions."""
+    n, A = d["masks"].shape
+    target = np.zeros((n, A), np.float32)
+    target[np.arange(n), d["teacher"]] = 1.0
+    return target
 
 
 def value_targets(d: dict[str, np.ndarray], tau: float, margin: float) -> np.ndarray:
     """``(n, A)`` the label, or on searched rows the softmax of the candidates' values over
     ``tau`` with the planner's move credited ``margin``."""
-    n, A = d["masks"].shape
-    target = np.zeros((n, A), np.float32)
-    target[np.arange(n), d["teacher"]] = 1.0
+    A = d["masks"].shape[1]
+    target = one_hot(d)
     values = d["values"]
     searched = ~np.isnan(values).all(axis=1)
     v = values[searched]
@@ -106,6 +84,44 @@ def value_targets(d: dict[str, np.ndarray], tau: float, margin: float) -> np.nda
     z = np.exp((score - score.max(axis=1, keepdims=True)) / tau)
     target[searched] = z / z.sum(axis=1, keepdims=True)
     return target
+
+
+def fit_targets(params: Any, log_probs: Callable[[Any, Any], Any], x: np.ndarray, masks: np.ndarray,
+                target: np.ndarray, epochs: int, seed: int, minibatch: int) -> None:
+    """Fit ``log_probs(X, M)`` (masked log-probabilities) to the target distributions by
+    cross-entropy, with the project's supervised fit (``training.behaviour_cloning.fit``)."""
+    import torch
+
+    from training.behaviour_cloning import TeacherSamples, fit
+
+    def losses(X: Any, M: np.ndarray, T: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
+        lp = log_probs(X, torch.as_tensor(M))
+        return -(T * lp).sum(dim=1).mean(), (lp.argmax(dim=1) == T.argmax(dim=1)).float().mean(), torch.zeros(())
+
+    n = len(x)
+    data = TeacherSamples(x, masks, target, np.zeros(n, np.float32), np.zeros(n, bool))
+    fit(params, losses, data, epochs, seed, minibatch=minibatch)
+
+
+def fit_and_score(x: np.ndarray, d: dict[str, np.ndarray], test: np.ndarray, hidden: list[int], epochs: int,
+                  seed: int) -> dict[str, float]:
+    """A masked-softmax MLP fitted to the teacher's labels on ``~test``, scored on ``test``."""
+    import torch
+
+    torch.manual_seed(seed)
+    X = torch.as_tensor(x)
+    X = ((X - X[~test].mean(0)) / (X[~test].std(0) + 1e-3)).numpy()
+    layers: list[torch.nn.Module] = []
+    width = X.shape[1]
+    for h in hidden:
+        layers += [torch.nn.Linear(width, h), torch.nn.Tanh()]
+        width = h
+    net = torch.nn.Sequential(*layers, torch.nn.Linear(width, d["masks"].shape[1]))
+    log_probs = lambda X, M: torch.log_softmax(net(X).masked_fill(~M, -1e9), dim=1)  # noqa: E731
+    fit_targets(net.parameters(), log_probs, X[~test], d["masks"][~test], one_hot(d)[~test], epochs, seed, 512)
+    with torch.no_grad():
+        move = log_probs(torch.as_tensor(X[test]), torch.as_tensor(d["masks"][test])).argmax(dim=1).numpy()
+    return agreement(move, d["teacher"][test], d["planner"][test])
 
 
 def arena_of_fits(d: dict[str, np.ndarray], args: argparse.Namespace, hidden: list[int], margin: float) -> None:
@@ -122,26 +138,16 @@ def arena_of_fits(d: dict[str, np.ndarray], args: argparse.Namespace, hidden: li
     env = CoreVecEnv("racko", num_envs=1, opponents=["racko:lookahead"], rules=RackoRules(num_players=2),
                      features=True, seed=args.seed)
     meta = model_metadata(env.core, "racko", features=True, features_version=env.features_version)
-    n, A = d["masks"].shape
-    labels = np.zeros((n, A), np.float32)
-    labels[np.arange(n), d["teacher"]] = 1.0
-    fits = [("labels", labels)] + [(f"values, tau {t:g}", value_targets(d, t, margin)) for t in args.taus]
+    fits = [("labels", one_hot(d))] + [(f"values, tau {t:g}", value_targets(d, t, margin)) for t in args.taus]
     with tempfile.TemporaryDirectory() as tmp:
         for name, target in fits:
             model = MaskablePPO("MlpPolicy", env, seed=args.seed, device="cpu", verbose=0,
                                 policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}})
-            policy, rng = model.policy, np.random.default_rng(args.seed)
-            opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
-            X, T = torch.as_tensor(d["obs"]), torch.as_tensor(target)
+            policy = model.policy
+            log_probs = lambda X, M: torch.log(  # noqa: E731
+                policy.get_distribution(X, action_masks=M).distribution.probs.clamp_min(1e-12))
             policy.set_training_mode(True)
-            for _ in range(args.epochs):
-                for chunk in np.array_split(rng.permutation(n), max(1, n // 1024)):
-                    probs = policy.get_distribution(X[chunk], action_masks=d["masks"][chunk]).distribution.probs
-                    loss = -(T[chunk] * torch.log(probs.clamp_min(1e-12))).sum(dim=1).mean()
-                    opt.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-                    opt.step()
+            fit_targets(policy.parameters(), log_probs, d["obs"], d["masks"], target, args.epochs, args.seed, 1024)
             policy.set_training_mode(False)
             path = save_model(model, os.path.join(tmp, "net.zip"), meta)
             rep = evaluate("racko", [f"ppo:{path}", "racko:lookahead"], deals=args.arena, seed=0, players=2)
@@ -199,8 +205,6 @@ def main() -> None:
     dep = d["teacher"] != d["planner"]
     print(f"{len(dep):,} labelled decisions, {int(test.sum()):,} held out; the teacher departs from the planner "
           f"on {dep.mean():.3f}")
-    from racko_env.core import RackoCore
-
     core = RackoCore(RackoRules(num_players=2))
     sub = {k: v[test] for k, v in d.items()}
     for r in range(args.reruns):
