@@ -23,7 +23,7 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p $(OUT)
-	$(BIN)/python -m evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
+	$(BIN)/python -m deckgym.evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
 
 # The browser tests (tests/test_browser.py) drive Debian's Chromium: installed here when absent,
 # where we are root with apt; elsewhere those tests fail, saying how to install it.
@@ -39,8 +39,8 @@ test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.bench racko --json $(OUT)/bench_racko.json
-	$(BIN)/python -m benchmarks.bench leastscore --json $(OUT)/bench_leastscore.json
+	$(BIN)/python -m deckgym.evaluation.bench racko --json $(OUT)/bench_racko.json
+	$(BIN)/python -m deckgym.evaluation.bench leastscore --json $(OUT)/bench_leastscore.json
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
 """Heuristic Least Score agents, batched over ``B`` games (no Python loop over games).
 
-Thin agent classes: the decisions are ``agents.leastscore_plan``'s, on the building blocks of
+Thin agent classes: the decisions are ``deckgym.agents.leastscore_plan``'s, on the building blocks of
 ``leastscore_env.plan`` and ``leastscore_env.dp`` (shared with the learners' derived features).
 
 * ``leastscore:greedy`` (:class:`GreedyAgent`): throw away the most points now, take low or
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent
-from agents.leastscore_plan import counting_actions_obs, dp_actions_obs, expect_actions, greedy_actions
-from agents.params import Range
+from deckgym.agents.base import Agent
+from deckgym.agents.leastscore_plan import counting_actions_obs, dp_actions_obs, expect_actions, greedy_actions
+from deckgym.agents.params import Range
 from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN
 from leastscore_env.plan import rules_kwargs, rules_sequences
 

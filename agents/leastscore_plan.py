@@ -4,7 +4,7 @@ Each function picks one legal action per row from the player's own observation: 
 (``core.obs_view``) for :func:`greedy_actions`, :func:`counting_actions`,
 :func:`expect_actions` and :func:`dp_plan`, or straight from observation rows in one
 compiled pass for :func:`counting_actions_obs` and :func:`dp_actions_obs` (what the agents
-of ``agents.leastscore_heuristics`` call). The building blocks they share with the learners'
+of ``deckgym.agents.leastscore_heuristics`` call). The building blocks they share with the learners'
 derived features (decoding, the opponent model, counting's scores, expect's plan, dp's
 value tables) stay in the game package: ``leastscore_env.plan`` and ``leastscore_env.dp``.
 Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.

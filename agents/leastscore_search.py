@@ -6,7 +6,7 @@ For each decision (a batch of rows, all at once):
 1. ``leastscore:dp`` proposes its move and values the other legal moves (``dp_plan``); its
    move, declaring (L7, whenever legal) and the next best by dp's values make up
    ``candidates`` moves;
-2. :class:`agents.leastscore_belief.LeastScoreBelief` samples ``samples`` worlds per row
+2. :class:`deckgym.agents.leastscore_belief.LeastScoreBelief` samples ``samples`` worlds per row
    consistent with the row's information state (the ``belief`` model);
 3. declaring is valued in each world by its exact L8 outcome (the round ends at once); a
    move searched by rollouts is played in every world, then every seat plays the ``rollout``
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
-from agents.leastscore_plan import counting_actions_obs, dp_actions_obs, dp_plan
-from agents.params import Choice, Range
-from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
+from deckgym.agents.base import Agent
+from deckgym.agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
+from deckgym.agents.leastscore_plan import counting_actions_obs, dp_actions_obs, dp_plan
+from deckgym.agents.params import Choice, Range
+from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
 from deckgym.playout import infostate_core
 from leastscore_env.core import DECLARE, NUM_ACTIONS, LeastScoreCore
 from leastscore_env.dp import DEFAULT_LAM

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, masked_softmax
+from deckgym.agents.base import Agent, masked_softmax
 
 META_NAME = "deckgym_meta.json"
 FORMAT = "deckgym-ppo"
@@ -236,7 +236,7 @@ def assumed_metadata(policy: Any, core: Any, game: str, path: str) -> dict[str, 
         raise ModelMismatchError(f"model {path} takes observations of size {size}, but {game} with {core.rules!r} "
                                  f"gives {sizes[0]} (raw) or {sizes[1:]} (with derived features versions {versions})")
     warnings.warn(f"model {path} has no {META_NAME} (saved by plain SB3?): assuming it was trained for {game} with "
-                  f"{core.rules!r} on {layout}; attach the metadata with agents.ppo.save_model", stacklevel=3)
+                  f"{core.rules!r} on {layout}; attach the metadata with deckgym.agents.ppo.save_model", stacklevel=3)
     meta["assumed"] = True
     return meta
 

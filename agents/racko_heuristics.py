@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.params import Choice, Range
+from deckgym.agents.base import Agent
+from deckgym.agents.params import Choice, Range
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
 from racko_env.plan import (DEFAULT_SEQUENCE_PARAMS, candidate_racks, draw_outlook, goes_out, plan_choices,
                              plan_with_outlook, sequence_plan, take_by_outlook)

@@ -6,22 +6,22 @@ import importlib
 import os
 from typing import Any
 
-from agents.base import Agent
-from agents.params import check_params
+from deckgym.agents.base import Agent
+from deckgym.agents.params import check_params
 
 # spec → "module:Class"; game-specific specs are prefixed with the game's name.
 AGENTS: dict[str, str] = {
-    "random": "agents.random_agent:RandomAgent",
-    "racko:bucket": "agents.racko_heuristics:BucketAgent",
-    "racko:ranges": "agents.racko_heuristics:RangesAgent",
-    "racko:sequence": "agents.racko_heuristics:SequenceAgent",
-    "racko:lookahead": "agents.racko_heuristics:LookaheadAgent",
-    "racko:search": "agents.search:RackoSearchAgent",
-    "leastscore:greedy": "agents.leastscore_heuristics:GreedyAgent",
-    "leastscore:counting": "agents.leastscore_heuristics:CountingAgent",
-    "leastscore:expect": "agents.leastscore_heuristics:ExpectAgent",
-    "leastscore:dp": "agents.leastscore_heuristics:DPAgent",
-    "leastscore:search": "agents.leastscore_search:LeastScoreSearchAgent",
+    "random": "deckgym.agents.random_agent:RandomAgent",
+    "racko:bucket": "deckgym.agents.racko_heuristics:BucketAgent",
+    "racko:ranges": "deckgym.agents.racko_heuristics:RangesAgent",
+    "racko:sequence": "deckgym.agents.racko_heuristics:SequenceAgent",
+    "racko:lookahead": "deckgym.agents.racko_heuristics:LookaheadAgent",
+    "racko:search": "deckgym.agents.racko_search:RackoSearchAgent",
+    "leastscore:greedy": "deckgym.agents.leastscore_heuristics:GreedyAgent",
+    "leastscore:counting": "deckgym.agents.leastscore_heuristics:CountingAgent",
+    "leastscore:expect": "deckgym.agents.leastscore_heuristics:ExpectAgent",
+    "leastscore:dp": "deckgym.agents.leastscore_heuristics:DPAgent",
+    "leastscore:search": "deckgym.agents.leastscore_search:LeastScoreSearchAgent",
 }
 
 
@@ -110,7 +110,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
         if spec.startswith(prefix) and not spec[len(prefix):].partition("?")[0].strip():
             raise ValueError(f"agent {spec!r}: no model path after {prefix!r} (write {prefix}PATH, e.g. {example})")
     if spec.startswith("ppo:"):
-        from agents.ppo import PPOAgent
+        from deckgym.agents.ppo import PPOAgent
 
         path, options = spec[4:], ""
         if "?" in path and not os.path.exists(path):  # ppo:PATH?deterministic=false
@@ -120,7 +120,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
         agent.spec = spec
         return agent
     if spec.startswith("rllib:"):
-        from agents.rllib_agent import RLlibAgent
+        from deckgym.agents.rllib_agent import RLlibAgent
 
         return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
     name, _, overrides = spec.partition("?")

@@ -1,6 +1,6 @@
 """``RLlibAgent`` (spec ``rllib:PATH``): a policy trained with ``--engine rllib`` as a batched agent.
 
-``PATH`` is a model directory written by ``training.rllib_train``: the policy's RLModule
+``PATH`` is a model directory written by ``deckgym.training.rllib_train``: the policy's RLModule
 checkpoint (RLlib's ``RLModule.save_to_path`` layout) plus ``deckgym_meta.json``, the same
 metadata a ``ppo:`` model carries (game, rules, observation layout, features version,
 training config), under ``format = "deckgym-rllib"``. A run directory works too (its
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, masked_softmax
-from agents.ppo import check_metadata, features_module, game_of_core, model_metadata
+from deckgym.agents.base import Agent, masked_softmax
+from deckgym.agents.ppo import check_metadata, features_module, game_of_core, model_metadata
 
 META_NAME = "deckgym_meta.json"
 FORMAT = "deckgym-rllib"
@@ -32,7 +32,7 @@ FORMAT_VERSION = 1
 
 def model_metadata_rllib(core: Any, game: str, features: bool, features_version: int | None = None,
                          **extra: Any) -> dict[str, Any]:
-    """The ``ppo:`` metadata (see :func:`agents.ppo.model_metadata`) under the RLlib format name."""
+    """The ``ppo:`` metadata (see :func:`deckgym.agents.ppo.model_metadata`) under the RLlib format name."""
     meta = model_metadata(core, game, features, features_version, **extra)
     meta.update(format=FORMAT, format_version=FORMAT_VERSION, engine="rllib")
     return meta
@@ -68,7 +68,7 @@ def read_metadata(path: str) -> dict[str, Any]:
 
 def load_module(path: str) -> Any:
     """The RLModule stored in the model directory ``path`` (CPU, eval mode)."""
-    import agents.rllib_module  # noqa: F401  (the class the checkpoint names; silences RLlib's own deprecation)
+    import deckgym.agents.rllib_module  # noqa: F401  (the class the checkpoint names; silences RLlib's own deprecation)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     try:
@@ -88,7 +88,7 @@ class RLlibAgent(Agent):
         super().__init__(core, seed=seed)
         self.game = game or game_of_core(core)
         if path is not None:
-            from agents.rllib_support import require_ray
+            from deckgym.agents.rllib_support import require_ray
 
             require_ray(f"the agent rllib:{path}")  # first: without Ray, the one useful message
             meta = read_metadata(path)

@@ -13,7 +13,7 @@ an ``rllib:PATH`` agent imports it from here.
 
 from __future__ import annotations
 
-from agents.rllib_support import require_ray
+from deckgym.agents.rllib_support import require_ray
 
 require_ray("an RLlib model")
 

@@ -60,10 +60,10 @@ def features_runner(module: Any, core: Any, batches: list[np.ndarray], version: 
 
 
 def connect_four_runner(seed: int = 0) -> Callable[[], int]:
-    """Random legal play on connect_four_v3, as ``benchmarks.bench`` times it."""
+    """Random legal play on connect_four_v3, as ``deckgym.evaluation.bench`` times it."""
     from pettingzoo.classic import connect_four_v3
 
-    from benchmarks.bench import aec_random_play
+    from deckgym.evaluation.bench import aec_random_play
 
     return aec_random_play(connect_four_v3.env, seed)
 

@@ -32,7 +32,7 @@ def use_oracles() -> None:
     """Make ``leastscore:dp`` and ``leastscore:counting`` decide through the numpy oracles."""
     import numpy as np
 
-    from agents import leastscore_heuristics as H
+    from deckgym.agents import leastscore_heuristics as H
     from tests.oracles import leastscore_dp as OD
     from tests.oracles import leastscore_plan as OP
 

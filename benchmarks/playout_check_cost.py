@@ -4,7 +4,7 @@
 
 ``play_out`` checks every agent's actions itself (integers, in range, legal under the mask
 it already holds) and then steps the core with ``check=False``. This plays one arena chunk
-(``evaluation.arena.play_chunk``) that way and with ``core.step`` forced to check again,
+(``deckgym.evaluation.arena.play_chunk``) that way and with ``core.step`` forced to check again,
 alternating, and prints the CPU seconds of each (medians), their ratio, and whether the
 tallies are the same.
 """
@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from deckgym.registration import game as game_entry  # noqa: E402
-from evaluation.arena import play_chunk  # noqa: E402
+from deckgym.evaluation.arena import play_chunk  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

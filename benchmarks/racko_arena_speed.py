@@ -1,6 +1,6 @@
 """The Rack-O arena with the compiled planners against the same arena with the numpy oracle planners.
 
-Runs ``deckgym eval racko racko:lookahead racko:sequence --games N`` (``evaluation.arena.evaluate``)
+Runs ``deckgym eval racko racko:lookahead racko:sequence --games N`` (``deckgym.evaluation.arena.evaluate``)
 twice in one process, back to back: once as shipped, once with the numpy planners the tests
 keep as oracles (``tests/oracles/racko_plan.py``) plugged into the heuristics. Prints wall and
 CPU seconds of each and checks that both reports are identical.
@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root: tests.oracles
 
-import agents.racko_heuristics as H  # noqa: E402
+import deckgym.agents.racko_heuristics as H  # noqa: E402
 from tests.oracles import racko_plan as OP  # noqa: E402
-from evaluation.arena import evaluate  # noqa: E402
+from deckgym.evaluation.arena import evaluate  # noqa: E402
 
 
 def _oracle_plan_with_outlook(view: dict[str, np.ndarray], rules: Any, rows: np.ndarray,

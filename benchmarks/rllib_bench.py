@@ -6,11 +6,11 @@ Every side trains the same PPO (MLP 256-256, a rollout of 4,096 learner decision
 1,024, 4 epochs), on the same game and rules, with the same derived features, against the
 same opponent played inside the env:
 
-- ``sb3``: MaskablePPO on :class:`training.vec_env.CoreVecEnv` (64 games in one batched core
+- ``sb3``: MaskablePPO on :class:`deckgym.training.vec_env.CoreVecEnv` (64 games in one batched core
   state), what ``deckgym train`` runs;
 - ``rllib K``: ``deckgym train --engine rllib`` with ``K`` env runners of
   ``--envs-per-runner`` games each (one batched core state per runner,
-  ``training.rllib_env``, sampled with ``gym_env_vectorize_mode="vector_entry_point"``) and
+  ``deckgym.training.rllib_env``, sampled with ``gym_env_vectorize_mode="vector_entry_point"``) and
   one local CPU learner, on a local Ray.
 
 The sides are measured alternately, one rollout and its update at a time, so they see the
@@ -42,10 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.rllib_support import init_ray
-    from training import rllib_train
-    from training.args import build_parser
-    from training.vec_env import CoreVecEnv
+    from deckgym.agents.rllib_support import init_ray
+    from deckgym.training import rllib_train
+    from deckgym.training.args import build_parser
+    from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(1)
     init_ray(None, num_cpus=max(runners) + sum(runners))  # logical CPUs: every side's runners stay alive

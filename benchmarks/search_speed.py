@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root
 
-from agents.registry import make_agent  # noqa: E402
+from deckgym.agents.registry import make_agent  # noqa: E402
 from leastscore_env.core import LeastScoreCore  # noqa: E402
 from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.core import RackoCore  # noqa: E402

@@ -1,7 +1,7 @@
 """The cost of ``step``'s action check: checked vs ``check=False`` at one batch size.
 
 Mask + uniformly random legal action (``sample_legal``) + ``step`` (+ resets), as in
-``python -m benchmarks.bench``; short chunks alternate between the checked and the
+``python -m deckgym.evaluation.bench``; short chunks alternate between the checked and the
 unchecked step in one process, so both figures see the same machine load, and the
 median of the paired ratios is reported.
 

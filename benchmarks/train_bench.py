@@ -4,11 +4,11 @@
 
 Both sides train the same MaskablePPO (same network, ``n_steps``, batch size, epochs,
 number of envs, torch threads, derived features, opponent) on the same game, by default
-with the sizes ``deckgym train`` uses (``training.train``'s defaults); the
+with the sizes ``deckgym train`` uses (``deckgym.training.train``'s defaults); the
 figure is **env steps per second end to end** (learner decisions, rollouts *and* PPO
 updates), the way ``model.learn`` experiences it:
 
-- ``ours``: :class:`training.vec_env.CoreVecEnv`, B games in one batched core state,
+- ``ours``: :class:`deckgym.training.vec_env.CoreVecEnv`, B games in one batched core state,
   opponents played inside, batched; masks in one call.
 - ``usual``: what PettingZoo's SB3 tutorial does: the game's PettingZoo env (``racko_env.env()``
   / ``leastscore_env.env()`` with PettingZoo's standard wrappers, same rules, B = 1) wrapped as a single-agent ``gymnasium.Env`` in which the
@@ -41,8 +41,8 @@ class AECSingleAgentEnv(gym.Env):
     def __init__(self, game: str, rules: Any, opponent: str = "random", features: bool = True, seed: int = 0) -> None:
         import dataclasses
 
-        from agents.ppo import features_module
-        from agents.registry import make_agent
+        from deckgym.agents.ppo import features_module
+        from deckgym.agents.registry import make_agent
         from deckgym.registration import game as game_entry
 
         entry = game_entry(game)
@@ -119,7 +119,7 @@ def env_only_rate(venv: Any, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.args import apply_engine_defaults, build_parser
+    from deckgym.training.args import apply_engine_defaults, build_parser
 
     # the sizes `deckgym train` uses by default, so the figure is the default training's
     train = apply_engine_defaults(build_parser().parse_args(["racko"]))
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     from sb3_contrib import MaskablePPO
 
     from deckgym.registration import game as game_entry
-    from training.vec_env import CoreVecEnv
+    from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
     kw = {"num_players": args.players} if args.players else {}

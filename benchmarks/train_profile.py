@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.args import apply_engine_defaults, build_parser
+    from deckgym.training.args import apply_engine_defaults, build_parser
 
     train = apply_engine_defaults(build_parser().parse_args(["racko"]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     import deckgym.playout as playout
     import deckgym.vector_env as vector_env
     from deckgym.registration import game as game_entry
-    from training.vec_env import CoreVecEnv
+    from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(1)
     spent: dict[str, float] = {}

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
         from sb3_contrib import MaskablePPO
 
-        from training.vec_env import CoreVecEnv
+        from deckgym.training.vec_env import CoreVecEnv
 
         torch.set_num_threads(1)
         models = {}

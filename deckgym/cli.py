@@ -33,7 +33,7 @@ def _rules_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from evaluation.arena import evaluate, save_chart, save_json
+    from deckgym.evaluation.arena import evaluate, save_chart, save_json
     from deckgym.checks import check_output_file, check_range
 
     check_output_file(args.json, "--json")  # before the evaluation, not after it
@@ -52,7 +52,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rules_kwargs = _rules_kwargs(args)
 
     if args.ray:  # the bar counts finished chunks (Ray tasks)
-        from evaluation.arena import chunk_bounds
+        from deckgym.evaluation.arena import chunk_bounds
 
         bar = _progress_bar(len(chunk_bounds(args.games, players, args.batch)), "chunks", args.quiet)
         progress = (lambda games: bar(1)) if bar else None
@@ -85,7 +85,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from benchmarks import bench
+    from deckgym.evaluation import bench
     from deckgym.checks import check_output_file
 
     game_entry(args.game)
@@ -103,7 +103,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from benchmarks import soak
+    from deckgym.evaluation import soak
     from deckgym.checks import check_output_file, check_range
 
     for flag in ("--steps", "--batch", "--leak-every", "--seed"):
@@ -142,9 +142,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.engine == "rllib":
-        from training import rllib_train as engine
+        from deckgym.training import rllib_train as engine
     else:
-        from training import train as engine
+        from deckgym.training import train as engine
     summary = engine.main(args=args)
     return 130 if summary.get("interrupted") else 0
 
@@ -155,14 +155,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     check_range("--seed", args.seed, 0)
     check_output_dir(args.replays, "--replays")
     if args.web:
-        from evaluation.webplay import serve_play
+        from deckgym.evaluation.webplay import serve_play
 
         serve_play(port=args.port, game=args.game, vs=args.vs, players=args.players, seed=args.seed, seat=args.seat,
                    rules_kwargs=_rules_kwargs(args), match=args.match, replays=args.replays)
         return 0
     if args.port is not None:
         raise ValueError("--port is for --web (the browser page)")
-    from evaluation.play import play
+    from deckgym.evaluation.play import play
 
     play(args.game, args.vs, players=args.players, seed=args.seed, seat=args.seat,
          rules_kwargs=_rules_kwargs(args), match=args.match, replays=args.replays)
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
-    from training.args import build_parser as _train_parser
+    from deckgym.training.args import build_parser as _train_parser
 
     _train_parser(p)
     p.set_defaults(func=cmd_train)

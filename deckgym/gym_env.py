@@ -30,7 +30,7 @@ of seed ``s`` (the deal of ``racko_env.env().reset(seed=s)``).
   before ``reset``, which may be illegal in the new deal). ``"raise"`` raises
   ``ValueError`` with the same message instead. (The PettingZoo env raises by default.)
 - **Opponents**: ``opponents`` is a pool of agent specs (``"random"``,
-  ``"racko:sequence"``, ``"ppo:PATH"``, ...) or :class:`agents.base.Agent` objects; at each
+  ``"racko:sequence"``, ``"ppo:PATH"``, ...) or :class:`deckgym.agents.base.Agent` objects; at each
   reset one is drawn (``opponent_weights``) and plays every other seat.
 - **Seat**: ``seat=None`` draws the learner's seat at random each episode; an int fixes
   it; ``reset(options={"seat": k})`` fixes it for one episode.

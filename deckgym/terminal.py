@@ -1,7 +1,7 @@
 """Shared pieces of the games' terminal text: typed-move matching and plurals.
 
 Each game's ``terminal`` module (``racko_env.terminal``, ``leastscore_env.terminal``) says what a
-player at the table sees, in words, and names the legal moves; ``evaluation.play`` drives a game
+player at the table sees, in words, and names the legal moves; ``deckgym.evaluation.play`` drives a game
 with it.
 """
 

@@ -9,7 +9,7 @@
 The learner plays one seat in each of ``N`` games held by one batched core state. Every other
 seat is played *inside* the env by an opponent drawn (per game, at each new episode) from a
 weighted pool: agent specs (``"random"``, ``"racko:sequence"``, ``"ppo:PATH"``, ...) or agent
-objects with ``act(observations, masks)`` and ``seed(seed)`` (:class:`agents.base.Agent`).
+objects with ``act(observations, masks)`` and ``seed(seed)`` (:class:`deckgym.agents.base.Agent`).
 After the learner's batched action the opponents move until the learner is to move again in
 every game (:func:`deckgym.playout.play_out`): a loop over *steps*, never over games; each
 inner step is one ``act`` call per opponent in the pool for all the games it plays.
@@ -248,7 +248,7 @@ class DeckGymVectorEnv(VectorEnv):
         """Add an agent (or agent spec) to the pool with draw weight ``weight``; returns its index."""
         k = len(self.opponents)
         if isinstance(opponent, str):
-            from agents.registry import make_agent  # agents sit above deckgym: resolved only when asked
+            from deckgym.agents.registry import make_agent  # agents sit above deckgym: resolved only when asked
 
             agent = make_agent(opponent, self.core, seed=seed_of(self._seed, 7919, k), game=self.game)
             label = opponent

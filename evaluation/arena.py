@@ -29,12 +29,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from deckgym.rng import seed_of
 from deckgym.replay import Recorder, make_header
 from deckgym.registration import game as game_entry
-from evaluation.ratings import bradley_terry_elo, wilson_interval
+from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
 @dataclass
@@ -181,7 +181,7 @@ def play_chunks_on_ray(jobs: list[tuple], address: str | bool = True, max_retrie
     whose worker dies is run again (up to ``max_retries`` times): its chunk is seeded, so
     the retry plays exactly the same games. ``progress(games)`` is called once per finished chunk.
     """
-    from agents.rllib_support import init_ray
+    from deckgym.agents.rllib_support import init_ray
 
     ray = init_ray(None if address is True else str(address))
 

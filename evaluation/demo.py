@@ -17,10 +17,10 @@ import sys
 import time
 from typing import Any, TextIO
 
-from agents.registry import agent_specs
-from evaluation.arena import evaluate, save_json
+from deckgym.agents.registry import agent_specs
+from deckgym.evaluation.arena import evaluate, save_json
 from deckgym.checks import check_output_dir, check_output_file
-from evaluation.tournament import save_tournament_chart, tournament
+from deckgym.evaluation.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
 
@@ -105,7 +105,7 @@ def write_replays(game: str, report: Any, players: int, out: str, seed: int, gam
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evaluation.demo", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m deckgym.evaluation.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=1000, help="duplicate deals per pair of agents")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results", help="folder for the JSON and PNG results")

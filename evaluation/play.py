@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.playout import infostate_core, observe_for, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from evaluation.arena import AgentResult, evaluate
-from evaluation.ratings import bradley_terry_elo, wilson_interval
+from deckgym.evaluation.arena import AgentResult, evaluate
+from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
 @dataclass
@@ -33,7 +33,7 @@ class PairResult:
 
 @dataclass
 class TournamentReport:
-    """A round robin. Its JSON is the arena's schema (:class:`evaluation.arena.ArenaReport`:
+    """A round robin. Its JSON is the arena's schema (:class:`deckgym.evaluation.arena.ArenaReport`:
     ``agents`` holds each agent's totals over all its pairs, ``lineup`` the agents as given)
     plus ``pairs``, the cross-table."""
 

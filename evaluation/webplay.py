@@ -28,7 +28,7 @@ import numpy as np
 from deckgym.replay import GameRecord, jsonable, make_header, play_path
 from deckgym.viewer.frames import final_table, table_view
 from deckgym.viewer.server import JsonApp, RequestError, serve
-from evaluation.play import PlaySession
+from deckgym.evaluation.play import PlaySession
 from leastscore_env.core import DECLARE
 
 __all__ = ["WebGame", "WebPlayApp", "serve_play"]

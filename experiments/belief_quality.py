@@ -14,8 +14,8 @@ import json
 
 import numpy as np
 
-from agents.belief import BELIEF_MODELS, RackoBelief
-from agents.registry import make_agent
+from deckgym.agents.racko_belief import BELIEF_MODELS, RackoBelief
+from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE

@@ -19,11 +19,11 @@ import argparse
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE
-from evaluation.ratings import wilson_interval
+from deckgym.evaluation.ratings import wilson_interval
 
 
 def run(spec: str, games: int, seed: int, oracle: bool, players: int = 4) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Fit the learned opponent model behind ``agents.belief.RackoBelief(model="learned")``.
+"""Fit the learned opponent model behind ``deckgym.agents.racko_belief.RackoBelief(model="learned")``.
 
     python -m experiments.fit_belief_net --games 3000 --epochs 6 --seed 0 --out agents/data/racko_belief_net_p2.npz
 
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE

@@ -1,11 +1,11 @@
-"""Fit the opponent model behind ``agents.belief.RackoBelief(model="prior")`` from self-play.
+"""Fit the opponent model behind ``deckgym.agents.racko_belief.RackoBelief(model="prior")`` from self-play.
 
     python -m experiments.fit_belief_prior --games 3000 --seed 0 --out agents/data/racko_belief_prior.npz
 
 At every choose-phase decision of ``racko:lookahead`` self-play rounds, for every opponent
 slot whose card the player to move cannot see, counts the true card's value bin by slot
 kind (still the dealt card / refilled from the draw pile), slot and the bucket of turns the
-opponent has played (``agents.belief``: ``TURN_EDGES``, ``VALUE_BINS``). One table per
+opponent has played (``deckgym.agents.racko_belief``: ``TURN_EDGES``, ``VALUE_BINS``). One table per
 player count, ``p2``, ``p3``, ``p4``: ``(2, 10, len(TURN_EDGES), VALUE_BINS)`` counts.
 """
 
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from agents.belief import TURN_EDGES, VALUE_BINS, opponent_turns, turn_buckets, value_bins
-from agents.registry import make_agent
+from deckgym.agents.racko_belief import TURN_EDGES, VALUE_BINS, opponent_turns, turn_buckets, value_bins
+from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE

@@ -1,4 +1,4 @@
-"""Fit the opponent model behind ``agents.leastscore_belief.LeastScoreBelief(model="prior")``.
+"""Fit the opponent model behind ``deckgym.agents.leastscore_belief.LeastScoreBelief(model="prior")``.
 
     python -m experiments.fit_leastscore_prior --games 20000 --seed 0 --out agents/data/leastscore_belief_prior.npz
 
@@ -12,7 +12,7 @@ cards are then not all unseen). One pair of tables per player count, ``num{P}`` 
 
 Then the particles' density ratio: at the decisions of ``--ratio-games`` more self-play
 rounds, every opponent's true hand (label 1) and its hand in one world drawn by that prior
-(label 0) are described by ``agents.leastscore_belief.hand_features``; a logistic regression
+(label 0) are described by ``deckgym.agents.leastscore_belief.hand_features``; a logistic regression
 (Newton's method, a small ridge) separates them, and its coefficients, ``ratio{P}``, give the
 log of how much likelier dp's play makes a hand than the prior's draw.
 """
@@ -24,13 +24,13 @@ import time
 
 import numpy as np
 
-from agents.leastscore_belief import TURN_BUCKETS, LeastScoreBelief, bits_cards, hand_features, opponent_turns
-from agents.registry import make_agent
+from deckgym.agents.leastscore_belief import TURN_BUCKETS, LeastScoreBelief, bits_cards, hand_features, opponent_turns
+from deckgym.agents.registry import make_agent
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.rules import LeastScoreRules
 
-N_FEATURES = 17  # agents.leastscore_belief.hand_features
+N_FEATURES = 17  # deckgym.agents.leastscore_belief.hand_features
 _RANK_ONEHOT = np.eye(NUM_RANKS)[RANK[:NUM_CARDS]]  # (52, 13)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 
@@ -42,7 +42,7 @@ COLUMNS = ("obs", "info", "masks", "teacher", "values", "planner", "env")
 
 def collect(args: argparse.Namespace) -> dict[str, np.ndarray]:
     """Labelled states of the network's own play (``COLUMNS``, one row per decision)."""
-    from training.vec_env import CoreVecEnv
+    from deckgym.training.vec_env import CoreVecEnv
 
     env = CoreVecEnv("racko", num_envs=args.envs, opponents=["racko:lookahead", "racko:sequence"],
                      rules=RackoRules(num_players=2), features=True, seed=args.seed, history=True)
@@ -89,10 +89,10 @@ def value_targets(d: dict[str, np.ndarray], tau: float, margin: float) -> np.nda
 def fit_targets(params: Any, log_probs: Callable[[Any, Any], Any], x: np.ndarray, masks: np.ndarray,
                 target: np.ndarray, epochs: int, seed: int, minibatch: int) -> None:
     """Fit ``log_probs(X, M)`` (masked log-probabilities) to the target distributions by
-    cross-entropy, with the project's supervised fit (``training.behaviour_cloning.fit``)."""
+    cross-entropy, with the project's supervised fit (``deckgym.training.behaviour_cloning.fit``)."""
     import torch
 
-    from training.behaviour_cloning import TeacherSamples, fit
+    from deckgym.training.behaviour_cloning import TeacherSamples, fit
 
     def losses(X: Any, M: np.ndarray, T: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
         lp = log_probs(X, torch.as_tensor(M))
@@ -131,9 +131,9 @@ def arena_of_fits(d: dict[str, np.ndarray], args: argparse.Namespace, hidden: li
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import model_metadata, save_model
-    from evaluation.arena import evaluate
-    from training.vec_env import CoreVecEnv
+    from deckgym.agents.ppo import model_metadata, save_model
+    from deckgym.evaluation.arena import evaluate
+    from deckgym.training.vec_env import CoreVecEnv
 
     env = CoreVecEnv("racko", num_envs=1, opponents=["racko:lookahead"], rules=RackoRules(num_players=2),
                      features=True, seed=args.seed)

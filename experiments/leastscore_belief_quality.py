@@ -4,7 +4,7 @@ matter most: the seat to move may declare (L7).
     python -m experiments.leastscore_belief_quality --games 2000 --samples 64 --seed 7 [--oversample 4]
 
 Positions are ``leastscore:dp`` self-play decisions where declaring is legal. For each model
-(``agents.leastscore_belief``), ``samples`` worlds per position give: the mean absolute error
+(``deckgym.agents.leastscore_belief``), ``samples`` worlds per position give: the mean absolute error
 of an opponent's sampled hand total against its true total; the chance that a declaration now
 holds (L8: no opponent below the mover's total), as the share of worlds where it holds, scored
 against the truth by the Brier score and the log loss. ``dp`` is the same chance from
@@ -18,8 +18,8 @@ import json
 
 import numpy as np
 
-from agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief
-from agents.registry import make_agent
+from deckgym.agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief
+from deckgym.agents.registry import make_agent
 from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.plan import declare_outlook, decode
 from leastscore_env.rules import LeastScoreRules

@@ -19,8 +19,8 @@ import json
 
 import numpy as np
 
-from agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
-from agents.registry import make_agent
+from deckgym.agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
+from deckgym.agents.registry import make_agent
 from experiments.leastscore_search_strength import true_worlds
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.rules import LeastScoreRules

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.leastscore_belief import strip_history
-from agents.registry import make_agent
+from deckgym.agents.leastscore_belief import strip_history
+from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
-from evaluation.ratings import wilson_interval
+from deckgym.evaluation.ratings import wilson_interval
 from leastscore_env.cards import NUM_CARDS
 from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.rules import LeastScoreRules

@@ -20,9 +20,9 @@ import json
 
 import numpy as np
 
-from agents.belief import BELIEF_MODELS, RackoBelief, order_slots, strip_history
-from agents.racko_heuristics import lookahead_decide
-from agents.registry import make_agent
+from deckgym.agents.racko_belief import BELIEF_MODELS, RackoBelief, order_slots, strip_history
+from deckgym.agents.racko_heuristics import lookahead_decide
+from deckgym.agents.registry import make_agent
 from experiments.search_strength import true_worlds
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, infostate_core, play_out
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, RackoState
 
-from evaluation.ratings import wilson_interval
+from deckgym.evaluation.ratings import wilson_interval
 
 
 def true_worlds(core: RackoCore, st: RackoState, rows: np.ndarray, k: int, rng: np.random.Generator) -> RackoState:

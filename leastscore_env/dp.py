@@ -24,7 +24,7 @@ floor cards it could take (L4), and, for declaring now, the calibrated opponent 
 ``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games in
 compiled row functions (``plan_kernels.dp_row``). The value tables live here because the
 learners' derived features (version 3) read dp's decision; the agent's decisions
-(``dp_plan``, ``dp_actions_obs``) are in ``agents.leastscore_plan``.
+(``dp_plan``, ``dp_actions_obs``) are in ``deckgym.agents.leastscore_plan``.
 """
 
 from __future__ import annotations

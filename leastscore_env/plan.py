@@ -14,7 +14,7 @@ runs in the compiled row functions of ``leastscore_env.plan_kernels``.
 
 It lives in the game package because the learners' derived features
 (``leastscore_env.features``, version 2) read expect's plan; the agents' decisions are in
-``agents.leastscore_plan``. Games never import agents. Rule ids (L4, L5, L7, L8) refer to
+``deckgym.agents.leastscore_plan``. Games never import agents. Rule ids (L4, L5, L7, L8) refer to
 ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``

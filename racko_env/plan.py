@@ -8,7 +8,7 @@ picks the increasing subsequence cheapest to complete, tracking the R7 run. The 
 goes out, availability, the outlook's cards and mean, the choices) run compiled, row by row.
 
 It lives in the game package because both the ``racko:sequence`` heuristic
-(``agents.racko_heuristics``) and the learners' derived features
+(``deckgym.agents.racko_heuristics``) and the learners' derived features
 (``racko_env.features``, version 2) use it; games never import agents.
 """
 

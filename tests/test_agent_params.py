@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.registry import AGENTS, _tuning, make_agent
+from deckgym.agents.registry import AGENTS, _tuning, make_agent
 from deckgym.registration import game
 
 CORES = {"racko": game("racko").make_core(), "leastscore": game("leastscore").make_core()}
@@ -62,7 +62,7 @@ def test_values_in_range_are_taken_and_play():
 
 
 def test_ppo_agent_refuses_a_non_bool_deterministic():
-    from agents.ppo import PPOAgent
+    from deckgym.agents.ppo import PPOAgent
 
     with pytest.raises(ValueError, match="deterministic must be True or False"):
         PPOAgent(CORES["racko"], path="models/racko_2p.zip", deterministic="no")

@@ -7,15 +7,15 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.leastscore_heuristics import CountingAgent, GreedyAgent
-from agents.leastscore_plan import counting_actions
-from agents.random_agent import RandomAgent
+from deckgym.agents.leastscore_heuristics import CountingAgent, GreedyAgent
+from deckgym.agents.leastscore_plan import counting_actions
+from deckgym.agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
 from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR
 from leastscore_env.plan import DISCARD_SLOTS, best_group_value
 from tests.conftest import make_core
-from evaluation.arena import evaluate
+from deckgym.evaluation.arena import evaluate
 
 
 make = functools.partial(make_core, "leastscore", first_player="seat0")  # make(players)
@@ -239,7 +239,7 @@ def test_short_ladder_random_greedy_counting():
 
 
 def test_counting_parameters_from_the_spec():
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
     from deckgym.registration import game as game_entry
 
     entry = game_entry("leastscore")

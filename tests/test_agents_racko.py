@@ -11,8 +11,8 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.racko_heuristics import BucketAgent, RangesAgent, SequenceAgent, bucket_decide, ranges_decide, sequence_decide
-from agents.registry import make_agent
+from deckgym.agents.racko_heuristics import BucketAgent, RangesAgent, SequenceAgent, bucket_decide, ranges_decide, sequence_decide
+from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoCore
 from racko_env.plan import availability, candidate_racks, goes_out, sequence_costs
@@ -170,7 +170,7 @@ def test_same_seed_same_actions():
 
 
 def test_arena_reproducible_and_ladder():
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     r1 = evaluate("racko", ["racko:sequence", "random"], deals=200, seed=11)
     r2 = evaluate("racko", ["racko:sequence", "random"], deals=200, seed=11)
@@ -184,7 +184,7 @@ def test_arena_reproducible_and_ladder():
 
 
 def test_spec_parameters_tune_a_heuristic_and_bad_ones_are_named():
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
 
     core = RackoCore(RackoRules())
     a = make_agent("racko:lookahead?outlook_samples=8&take_margin=2.5", core, game="racko")

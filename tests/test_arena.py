@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from deckgym.cli import main as cli
-from evaluation.arena import evaluate, save_chart
-from evaluation.ratings import bradley_terry_elo, wilson_interval
-from evaluation.demo import lineup
-from evaluation.tournament import short_name, tournament
+from deckgym.evaluation.arena import evaluate, save_chart
+from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
+from deckgym.evaluation.demo import lineup
+from deckgym.evaluation.tournament import short_name, tournament
 
 
 def test_wilson_interval_contains_the_rate_and_narrows():
@@ -112,7 +112,7 @@ def test_json_and_chart_are_written(tmp_path):
 
 def test_arena_and_tournament_json_share_one_schema_with_the_rules_as_fields(tmp_path):
     from deckgym.registration import game
-    from evaluation.arena import save_json
+    from deckgym.evaluation.arena import save_json
 
     kw = dict(deals=4, seed=0, rules_kwargs={"max_turns": 40})
     arena = evaluate("leastscore", ["leastscore:greedy", "random"], players=4, **kw)
@@ -136,7 +136,7 @@ def test_arena_and_tournament_json_share_one_schema_with_the_rules_as_fields(tmp
 def test_rating_chart_bars_start_at_the_mean_and_carry_their_values(tmp_path, monkeypatch):
     import matplotlib.figure
 
-    from evaluation.tournament import save_tournament_chart
+    from deckgym.evaluation.tournament import save_tournament_chart
 
     seen = []
     real = matplotlib.figure.Figure.savefig

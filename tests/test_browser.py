@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from deckgym.agents.registry import make_agent
 from deckgym.replay import load, resimulate
 from deckgym.viewer import ReplayLibrary, ViewerApp, make_server
-from evaluation.webplay import WebPlayApp
+from deckgym.evaluation.webplay import WebPlayApp
 from leastscore_env.cards import card_str, parse_card
 from tests.conftest import make_core
 from tests.test_replay import record

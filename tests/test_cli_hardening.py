@@ -20,14 +20,14 @@ ENV = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
 
 def _no_work(monkeypatch):
     """Make any evaluation or training fail loudly: the checks must come first."""
-    import evaluation.arena
-    import training.vec_env
+    import deckgym.evaluation.arena
+    import deckgym.training.vec_env
 
     def boom(*a, **k):
         raise AssertionError("work started before the arguments were checked")
 
-    monkeypatch.setattr(evaluation.arena, "evaluate", boom)
-    monkeypatch.setattr(training.vec_env, "CoreVecEnv", boom)
+    monkeypatch.setattr(deckgym.evaluation.arena, "evaluate", boom)
+    monkeypatch.setattr(deckgym.training.vec_env, "CoreVecEnv", boom)
 
 
 def _error(capsys) -> str:
@@ -68,8 +68,8 @@ def test_bench_json_in_a_missing_folder_is_refused(tmp_path, capsys):
 def test_chart_with_win_rates_of_exactly_zero_and_one(tmp_path):
     """Wilson's interval at 0 or 1 can end a rounding error inside the rate: the error
     bars are clipped instead of matplotlib refusing negative ones."""
-    from evaluation.arena import AgentResult, ArenaReport, save_chart
-    from evaluation.ratings import wilson_interval
+    from deckgym.evaluation.arena import AgentResult, ArenaReport, save_chart
+    from deckgym.evaluation.ratings import wilson_interval
 
     lo0, hi0 = wilson_interval(0, 40)
     lo1, hi1 = wilson_interval(40, 40)
@@ -88,11 +88,11 @@ def test_eval_batch_smaller_than_a_table_is_refused_before_playing(monkeypatch, 
 
 
 def test_eval_batch_splits_the_deals_into_chunks_and_a_batch_replays_bit_for_bit(tmp_path, monkeypatch):
-    import evaluation.arena
+    import deckgym.evaluation.arena
 
     played = []
-    real = evaluation.arena.play_chunk
-    monkeypatch.setattr(evaluation.arena, "play_chunk", lambda *a, **k: played.append(a[7:9]) or real(*a, **k))
+    real = deckgym.evaluation.arena.play_chunk
+    monkeypatch.setattr(deckgym.evaluation.arena, "play_chunk", lambda *a, **k: played.append(a[7:9]) or real(*a, **k))
     tables = []
     for k, batch in enumerate(("4096", "6", "6")):  # one chunk of 7 deals; then chunks of 3, 3 and 1 deals
         path = tmp_path / f"b{k}.json"
@@ -193,8 +193,8 @@ def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_pat
 
 
 def test_a_reused_run_name_is_refused_and_default_names_never_collide(tmp_path, monkeypatch, capsys):
-    from training import args as train_args
-    from training.args import build_parser
+    from deckgym.training import args as train_args
+    from deckgym.training.args import build_parser
 
     _no_work(monkeypatch)
     (tmp_path / "runs" / "mine").mkdir(parents=True)
@@ -245,9 +245,9 @@ def test_rule_gives_a_one_element_tuple_and_checks_types(capsys):
 def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
     """--out mymodel saves mymodel.zip and finds it again; --total-steps 300 with rollouts of
     8 x 32 = 256 steps trains 512 steps, and the summary says so."""
-    from agents.ppo import PPOAgent
+    from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
-    from training import train
+    from deckgym.training import train
 
     out = tmp_path / "mymodel"
     summary = train.main(["racko", *TRAIN_SMALL, "--total-steps", "300", "--final-deals", "2",
@@ -259,7 +259,7 @@ def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
 
 
 def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
-    from agents.ppo import PPOAgent
+    from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
 
     runs, out = tmp_path / "runs", tmp_path / "m.zip"

@@ -11,12 +11,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from agents.ppo import read_metadata  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from deckgym.agents.ppo import read_metadata  # noqa: E402
+from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.vector_env import DeckGymVectorEnv  # noqa: E402
 from gymnasium.vector import AutoresetMode  # noqa: E402
-from training import behaviour_cloning, train  # noqa: E402
-from training.behaviour_cloning import collect_teacher_samples  # noqa: E402
+from deckgym.training import behaviour_cloning, train  # noqa: E402
+from deckgym.training.behaviour_cloning import collect_teacher_samples  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -29,7 +29,7 @@ def _args(tmp_path, *extra):
 
 
 def _weights(path):
-    from agents.ppo import load_policy
+    from deckgym.agents.ppo import load_policy
 
     return [p.detach().numpy().copy() for p in load_policy(str(path)).parameters()]
 
@@ -165,7 +165,7 @@ def test_a_real_ctrl_c_exits_130_and_the_run_resumes(tmp_path):
 
 def test_ctrl_c_inside_compiled_code_counts_as_ctrl_c():
     """numba turns a SIGINT inside compiled code into a SystemError caused by the KeyboardInterrupt."""
-    from training.interrupts import interrupted_by_ctrl_c
+    from deckgym.training.interrupts import interrupted_by_ctrl_c
 
     try:
         try:
@@ -222,7 +222,7 @@ def test_an_information_state_expert_labels_from_the_recorded_history():
 def test_expert_iteration_with_the_search_expert_records_the_history(tmp_path, monkeypatch):
     """``--expert racko:search`` runs with the games recording their history (the search sees
     information states, not the default observation it would only plan from)."""
-    from agents.search import RackoSearchAgent
+    from deckgym.agents.racko_search import RackoSearchAgent
 
     shapes = []
     real_act = RackoSearchAgent.act

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.leastscore_belief import (BELIEF_MODELS, LeastScoreBelief, bits_cards, hand_features, load_prior, load_ratio,
+from deckgym.agents.leastscore_belief import (BELIEF_MODELS, LeastScoreBelief, bits_cards, hand_features, load_prior, load_ratio,
                                      opponent_turns)
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.core import DECLARE, LeastScoreCore

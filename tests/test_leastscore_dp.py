@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import leastscore_env.dp as dp
-from agents.leastscore_plan import dp_plan
+from deckgym.agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import RANK_VALUE
 from leastscore_env.core import DECLARE
@@ -149,7 +149,7 @@ def test_dp_keeps_the_low_card_and_takes_a_low_floor_card():
 
 @pytest.mark.parametrize("P", [4, 3, 2])
 def test_dp_agent_plays_legal_moves_deterministically(P):
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
     a1 = a2 = a3 = None
     differ = 0
     for core, obs, m in leastscore_random_play(P, steps=60):
@@ -193,7 +193,7 @@ def test_fit_tally_on_a_hand_built_record():
 @pytest.mark.parametrize("P", [4, 3])
 def test_features_v3_hold_dp_decision(P):
     import leastscore_env.features as F
-    from agents.leastscore_heuristics import DPAgent
+    from deckgym.agents.leastscore_heuristics import DPAgent
     assert F.FEATURES_VERSION == 3
     for core, obs, m in leastscore_random_play(P, steps=40):
         f3 = F.derived_features(core, obs, version=3)
@@ -217,8 +217,8 @@ def test_declare_ceiling_oracle_declares_only_true_declarations():
 
 def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
     """models/leastscore_4p.zip clones leastscore:dp (model card): same moves on random-play states."""
-    from agents.leastscore_heuristics import DPAgent
-    from agents.ppo import PPOAgent, read_metadata
+    from deckgym.agents.leastscore_heuristics import DPAgent
+    from deckgym.agents.ppo import PPOAgent, read_metadata
     import leastscore_env.features as F
 
     path = "models/leastscore_4p.zip"
@@ -239,7 +239,7 @@ def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
 
 def test_dp_uses_the_live_players_tables_after_eliminations():
     # L9 matches: once a player is out, dp reads the tables of the players still in
-    from agents.leastscore_heuristics import DPAgent
+    from deckgym.agents.leastscore_heuristics import DPAgent
     core = LeastScoreCore(LeastScoreRules(num_players=4, elimination_score=25), episode="match")
     st = core.init(64, seed=3)
     rng = np.random.default_rng(0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import leastscore_env.features as F
-from agents.leastscore_plan import counting_actions, greedy_actions
+from deckgym.agents.leastscore_plan import counting_actions, greedy_actions
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.core import DECLARE
 from leastscore_env.plan import (
@@ -115,7 +115,7 @@ def test_counting_greedy_and_features_v1_bit_identical(P):
 
 @pytest.mark.parametrize("P", [4, 3])
 def test_features_v2_shape_and_expect_one_hot(P):
-    from agents.leastscore_heuristics import ExpectAgent
+    from deckgym.agents.leastscore_heuristics import ExpectAgent
     for i, (core, obs, m) in enumerate(leastscore_random_play(P, steps=40)):
         f2 = F.derived_features(core, obs, version=2)
         f1 = F.derived_features(core, obs, version=1)
@@ -132,7 +132,7 @@ def test_features_v2_shape_and_expect_one_hot(P):
 
 
 def test_expect_from_the_registry_with_overrides():
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
     core = LeastScoreCore(LeastScoreRules(num_players=4))
     agent = make_agent("leastscore:expect?points_weight=0.1&margin=0", core, game="leastscore")
     assert agent.points_weight == 0.1 and agent.margin == 0.0

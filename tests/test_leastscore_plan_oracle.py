@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents.leastscore_plan as AP
-from agents.registry import make_agent
+import deckgym.agents.leastscore_plan as AP
+from deckgym.agents.registry import make_agent
 from leastscore_env import dp, features as F, feature_kernels, plan
 from leastscore_env.core import DECLARE, LeastScoreCore
 from leastscore_env.plan_constants import Decoded

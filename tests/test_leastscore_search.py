@@ -12,10 +12,10 @@ import sys
 import numpy as np
 import pytest
 
-from agents.leastscore_belief import LeastScoreBelief, strip_history
-from agents.leastscore_plan import dp_actions_obs
-from agents.leastscore_search import LeastScoreSearchAgent, rollout_values
-from agents.registry import agent_specs, make_agent
+from deckgym.agents.leastscore_belief import LeastScoreBelief, strip_history
+from deckgym.agents.leastscore_plan import dp_actions_obs
+from deckgym.agents.leastscore_search import LeastScoreSearchAgent, rollout_values
+from deckgym.agents.registry import agent_specs, make_agent
 from deckgym.playout import play_out
 from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR, LeastScoreCore
 from leastscore_env.rules import LeastScoreRules
@@ -167,7 +167,7 @@ def test_deckgym_play_gives_it_information_states() -> None:
     """The terminal game plays on the core that records the history when an agent asks for it."""
     import io
 
-    from evaluation.play import PlaySession
+    from deckgym.evaluation.play import PlaySession
 
     s = PlaySession("leastscore", ["leastscore:search?samples=2", "leastscore:dp", "leastscore:dp"], seed=5,
                     output=io.StringIO(), input_fn=None)

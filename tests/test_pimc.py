@@ -1,4 +1,4 @@
-"""agents.pimc: the (observation, candidate, world) rows of a PIMC search, the per-candidate
+"""deckgym.agents.pimc: the (observation, candidate, world) rows of a PIMC search, the per-candidate
 means and the keep-unless-beaten rule, on hand-made arrays."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
+from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
 from deckgym.core import BatchState
 
 

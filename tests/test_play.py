@@ -1,4 +1,4 @@
-"""Human play in the terminal (``evaluation.play``, ``deckgym play``): scripted games against
+"""Human play in the terminal (``deckgym.evaluation.play``, ``deckgym play``): scripted games against
 every heuristic run to their end, moves are taken by number and by name, invalid input is
 re-asked, end of input leaves cleanly, and nothing hidden is ever printed (checked against
 the game state at every write)."""
@@ -14,7 +14,7 @@ import pytest
 from deckgym.cli import main as cli_main
 from leastscore_env.cards import NUM_CARDS, card_str, parse_card
 from racko_env.terminal import RackoText
-from evaluation.play import PlaySession, normalize
+from deckgym.evaluation.play import PlaySession, normalize
 
 LS_CARD = re.compile(r"(?:10|[2-9AJQK])[\u2663\u2666\u2665\u2660]")
 RACKO_CARD = re.compile(r"<(\d+)>")
@@ -391,8 +391,8 @@ def test_cli_play(monkeypatch, capsys, tmp_path):
 def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import model_metadata, save_model
-    from training.vec_env import CoreVecEnv
+    from deckgym.agents.ppo import model_metadata, save_model
+    from deckgym.training.vec_env import CoreVecEnv
 
     env = CoreVecEnv("racko", num_envs=4, opponents=["random"], rules_kwargs={"max_turns": 30}, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",

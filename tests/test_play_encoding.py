@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from evaluation.play import PlaySession
+from deckgym.evaluation.play import PlaySession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LETTER_CARD = re.compile(r"\b(?:10|[2-9AJQK])[CDHS]\b")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import deckgym  # noqa: F401  (registers the Gymnasium ids)
-from agents.ppo import ModelMismatchError, model_metadata, read_metadata, save_model
-from agents.registry import make_agent
+from deckgym.agents.ppo import ModelMismatchError, model_metadata, read_metadata, save_model
+from deckgym.agents.registry import make_agent
 from deckgym.registration import game
 
 
@@ -33,7 +33,7 @@ def test_a_plain_sb3_model_plays_with_a_warning_naming_the_rules(tmp_path, featu
         read_metadata(path)
     core = game("racko").make_core()
     with pytest.warns(UserWarning, match=r"no deckgym_meta.json .*assuming it was trained for racko with "
-                                         r"RackoRules\(num_players=2.*attach the metadata with agents.ppo.save_model"):
+                                         r"RackoRules\(num_players=2.*attach the metadata with deckgym.agents.ppo.save_model"):
         agent = make_agent(f"ppo:{path}", core, game="racko")
     assert agent.meta["features"] is features and agent.meta["assumed"] is True
     st = core.init(16, 0)

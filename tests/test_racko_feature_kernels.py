@@ -113,7 +113,7 @@ def test_public_planner_functions_match_the_numpy_planner(kw):
 
 
 def test_the_planner_takes_no_rows_and_rejects_mismatched_shapes():
-    from agents.racko_heuristics import lookahead_decide, sequence_decide
+    from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
 
     core = RackoCore(RackoRules())
     st = core.init(3, 0)

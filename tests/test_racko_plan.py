@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.racko_heuristics import lookahead_decide, sequence_decide
-from agents.registry import make_agent
+from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
+from deckgym.agents.registry import make_agent
 from racko_env import features as F
 from racko_env.core import RackoCore
 from racko_env.plan import (
@@ -119,7 +119,7 @@ def test_feature_versions_and_the_planner_block(players):
 @pytest.mark.parametrize("path", ["models/racko_2p.zip", "models/racko_4p.zip"])
 def test_shipped_models_load_with_the_features_version_they_were_trained_with(path):
     """A model records its features layout; this code computes every supported one."""
-    from agents.ppo import PPOAgent, read_metadata
+    from deckgym.agents.ppo import PPOAgent, read_metadata
 
     meta = read_metadata(path)
     assert meta["features_version"] in F.SUPPORTED_VERSIONS

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.racko_heuristics import lookahead_decide, sequence_decide
+from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
 from racko_env import features as F
 from racko_env import plan
 from racko_env.core import RackoCore
@@ -134,9 +134,9 @@ def test_lis_length_matches_on_any_leading_shape():
 def test_arena_is_the_same_with_the_numpy_planners_plugged_in():
     """``benchmarks/racko_arena_speed.py`` times the arena with the oracle planners in place of the
     compiled ones: its switch really swaps them, and the report does not change."""
-    import agents.racko_heuristics as H
+    import deckgym.agents.racko_heuristics as H
     from benchmarks.racko_arena_speed import oracle_planners
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     lineup = ["racko:lookahead", "racko:sequence"]
     want = evaluate("racko", lineup, deals=24, seed=3).to_json()

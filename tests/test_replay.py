@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.random_agent import RandomAgent
+from deckgym.agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from deckgym.replay import GameRecord, Recorder, ReplayError, load, make_header, raw_state, resimulate
 from tests.conftest import make_core
@@ -106,7 +106,7 @@ def test_action_probabilities_are_recorded_where_the_agent_has_them(tmp_path):
 def test_learned_agents_action_probs_pick_their_action(spec):
     from pathlib import Path
 
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
 
     kind, rel = spec.split(":", 1)
     core = make_core("racko", 2)
@@ -224,7 +224,7 @@ def test_batched_steps_keep_every_state_field_s_dtype(game, players):
 
 
 def test_arena_writes_the_first_deals_in_every_seating(tmp_path):
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     plain = evaluate("racko", ["racko:bucket", "random"], deals=4, seed=3, batch=4)
     rec = evaluate("racko", ["racko:bucket", "random"], deals=4, seed=3, batch=4, replays=str(tmp_path / "r"),
@@ -241,7 +241,7 @@ def test_arena_writes_the_first_deals_in_every_seating(tmp_path):
 
 
 def test_arena_refuses_a_bad_replay_count(tmp_path):
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     with pytest.raises(ValueError, match="--replay-games must be an int in 1..4"):
         evaluate("racko", ["random"], deals=4, replays=str(tmp_path), replay_games=5)
@@ -250,7 +250,7 @@ def test_arena_refuses_a_bad_replay_count(tmp_path):
 def test_demo_shows_progress_and_writes_replays(tmp_path, monkeypatch, capsys):
     import io
 
-    import evaluation.demo as demo
+    import deckgym.evaluation.demo as demo
 
     out = io.StringIO()
     bar = demo.TableProgress("racko: 1 pairs", 10, out=out)
@@ -275,7 +275,7 @@ def test_demo_shows_progress_and_writes_replays(tmp_path, monkeypatch, capsys):
 def test_terminal_play_saves_the_persons_game(tmp_path):
     import io
 
-    from evaluation.play import PlaySession
+    from deckgym.evaluation.play import PlaySession
 
     typed = []
 

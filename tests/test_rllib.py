@@ -17,20 +17,20 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from agents.rllib_support import loopback_only
+from deckgym.agents.rllib_support import loopback_only
 
 loopback_only()  # before Ray is imported anywhere in this process
 pytest.importorskip("ray.rllib")  # noqa: E402  (the dev extra installs it: make test runs these)
 
-from agents.ppo import ModelMismatchError  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from deckgym.agents.ppo import ModelMismatchError  # noqa: E402
+from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.aec import IllegalActionError  # noqa: E402
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
-from training import rllib_train  # noqa: E402
-from training.args import build_parser, validate_rllib  # noqa: E402
-from evaluation.arena import evaluate  # noqa: E402
-from training.rllib_env import make_env  # noqa: E402
+from deckgym.training import rllib_train  # noqa: E402
+from deckgym.training.args import build_parser, validate_rllib  # noqa: E402
+from deckgym.evaluation.arena import evaluate  # noqa: E402
+from deckgym.training.rllib_env import make_env  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402
 
 HEURISTIC = {"racko": "racko:ranges", "leastscore": "leastscore:greedy"}
@@ -78,7 +78,7 @@ def rllib_env(game="racko", num_envs=8, opponents=(("racko:ranges", 1.0),), seed
 
 def self_play_parts(env, net="16"):
     """The module spec and metadata a self-play env builds its learner's copy from."""
-    from agents.rllib_agent import model_metadata_rllib
+    from deckgym.agents.rllib_agent import model_metadata_rllib
 
     args = build_parser(engine="rllib").parse_args(["racko", "--net", net])
     spec = rllib_train.module_spec(args, env.single_observation_space, env.single_action_space)
@@ -173,7 +173,7 @@ def test_module_never_samples_a_masked_action():
     import torch
     from ray.rllib.core.columns import Columns
 
-    from agents.rllib_module import MaskedPPOModule
+    from deckgym.agents.rllib_module import MaskedPPOModule
 
     env = rllib_env()
     module = MaskedPPOModule(observation_space=env.single_observation_space,
@@ -199,7 +199,7 @@ def planner_copy_module(env):
     ``racko:lookahead``'s action), through two tanh layers and the policy head."""
     import torch
 
-    from agents.rllib_module import MaskedPPOModule
+    from deckgym.agents.rllib_module import MaskedPPOModule
 
     space = env.single_observation_space
     module = MaskedPPOModule(observation_space=space, action_space=env.single_action_space,
@@ -221,7 +221,7 @@ def planner_copy_module(env):
 def test_agent_feeds_the_module_what_the_env_fed_it(tmp_path):
     """The features, their layout and the seat's view are the same in training and in play: a
     module that copies the planner action of its input plays that action through rllib:PATH."""
-    from agents.rllib_agent import META_NAME, model_metadata_rllib
+    from deckgym.agents.rllib_agent import META_NAME, model_metadata_rllib
 
     env = rllib_env(num_envs=16)
     module = planner_copy_module(env)
@@ -251,7 +251,7 @@ def test_collected_teacher_samples_are_the_teachers_legal_moves():
     from gymnasium.vector import AutoresetMode
 
     from deckgym.vector_env import DeckGymVectorEnv
-    from training.behaviour_cloning import collect_teacher_samples
+    from deckgym.training.behaviour_cloning import collect_teacher_samples
 
     venv = DeckGymVectorEnv("racko", num_envs=16, num_players=2, opponents=["racko:ranges"], features=True,
                             autoreset_mode=AutoresetMode.SAME_STEP, seed=0)
@@ -283,7 +283,7 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
     algo = rllib_train.build_config(args, env_config).build_algo()
     try:
         def agreement(module):
-            from agents.rllib_agent import RLlibAgent, model_metadata_rllib
+            from deckgym.agents.rllib_agent import RLlibAgent, model_metadata_rllib
 
             core = probe.core
             agent = RLlibAgent(core, module=module, meta=model_metadata_rllib(core, "racko", True, probe.features_version))
@@ -361,7 +361,7 @@ def test_loading_a_model_prints_no_rllib_deprecation_noise():
     `deckgym eval`/`play`/the demo must not show it to a user loading an rllib: model."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = ("import logging; logging.basicConfig(level=logging.WARNING)\n"
-            "from agents.rllib_agent import load_module\n"
+            "from deckgym.agents.rllib_agent import load_module\n"
             f"load_module({os.path.join(root, 'models', 'racko_2p_rllib')!r})\n"
             "import logging; logging.getLogger('ray._common.deprecation').warning('still logging')\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
@@ -454,12 +454,12 @@ def test_without_ray_every_feature_names_the_extra(trained, tmp_path):
     code = f"""
 import sys
 sys.modules["ray"] = None  # what a machine without the extra looks like to `import ray`
-from agents.rllib_support import RayMissingError, require_ray
-from agents.registry import make_agent
+from deckgym.agents.rllib_support import RayMissingError, require_ray
+from deckgym.agents.registry import make_agent
 from deckgym.registration import game
 core = game("racko").make_core()
 for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko']['model']}", core, game="racko"),
-             lambda: __import__("training.rllib_train", fromlist=["x"]).main(["racko", "--runs", {str(tmp_path)!r}])):
+             lambda: __import__("deckgym.training.rllib_train", fromlist=["x"]).main(["racko", "--runs", {str(tmp_path)!r}])):
     try:
         what()
     except RayMissingError as exc:
@@ -473,7 +473,7 @@ for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko
 
 
 def test_demo_lineup_plays_shipped_rllib_models(trained, tmp_path):
-    from evaluation.demo import lineup
+    from deckgym.evaluation.demo import lineup
 
     shutil.copytree(trained["racko"]["model"], tmp_path / "racko_2p_rllib")
     specs = lineup("racko", 2, str(tmp_path))

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import rllib_support
-from agents.rllib_support import loopback_only
+from deckgym.agents import rllib_support
+from deckgym.agents.rllib_support import loopback_only
 
 loopback_only()  # before Ray is imported anywhere in this process
 pytest.importorskip("ray.rllib")
@@ -38,14 +38,14 @@ import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from deckgym.cli import main as cli  # noqa: E402
-from training import rllib_train  # noqa: E402
-from training.args import build_parser  # noqa: E402
-from evaluation.arena import evaluate, play_chunks_on_ray  # noqa: E402
+from deckgym.training import rllib_train  # noqa: E402
+from deckgym.training.args import build_parser  # noqa: E402
+from deckgym.evaluation.arena import evaluate, play_chunks_on_ray  # noqa: E402
 
 FAULT_MODULE = """
 import os
-from agents.racko_heuristics import BucketAgent
-from agents.registry import register_agent
+from deckgym.agents.racko_heuristics import BucketAgent
+from deckgym.agents.registry import register_agent
 
 class KillOnceAgent(BucketAgent):
     def act(self, observations, action_masks):

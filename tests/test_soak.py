@@ -9,7 +9,7 @@ import pytest
 
 from leastscore_env.core import LeastScoreCore
 from racko_env.core import RackoCore
-from benchmarks import soak
+from deckgym.evaluation import soak
 
 BY_NAME = {v.name: v for v in soak.VARIANTS}
 

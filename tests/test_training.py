@@ -16,13 +16,13 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
-from agents.ppo import (ModelMismatchError, PPOAgent, features_module, model_metadata, read_metadata,  # noqa: E402
+from deckgym.agents.ppo import (ModelMismatchError, PPOAgent, features_module, model_metadata, read_metadata,  # noqa: E402
                         save_model, update_metadata)
-from agents.registry import make_agent  # noqa: E402
+from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
-from evaluation.arena import evaluate  # noqa: E402
-from training.vec_env import CoreVecEnv  # noqa: E402
+from deckgym.evaluation.arena import evaluate  # noqa: E402
+from deckgym.training.vec_env import CoreVecEnv  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402
 
 torch.set_num_threads(1)
@@ -318,7 +318,7 @@ def test_snapshot_agent_is_frozen(tiny_model):
 
 def test_train_script_end_to_end(tmp_path):
     """`deckgym train` in miniature: league, arena evaluation, checkpoint, model with metadata."""
-    from training import train
+    from deckgym.training import train
 
     out = str(tmp_path / "m.zip")
     summary = train.main(["racko", "--players", "2", "--total-steps", "512", "--num-envs", "8", "--n-steps", "32",
@@ -339,7 +339,7 @@ def test_train_script_end_to_end(tmp_path):
 def test_train_on_whole_matches(tmp_path):
     """--episode match: the learner's episodes are whole matches (R12), so it sees running
     scores, and the arena evaluations count matches; a bad value is a usage error."""
-    from training import train
+    from deckgym.training import train
 
     args = ["racko", "--players", "2", "--total-steps", "256", "--num-envs", "4", "--n-steps", "64",
             "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "racko:bucket=1",
@@ -358,7 +358,7 @@ def test_train_on_whole_matches(tmp_path):
 def test_slim_model_plays_the_same(tiny_model, tmp_path):
     import shutil
 
-    from agents.ppo import slim_model_file
+    from deckgym.agents.ppo import slim_model_file
 
     path, _ = tiny_model
     slim = str(tmp_path / "slim.zip")
@@ -372,7 +372,7 @@ def test_slim_model_plays_the_same(tiny_model, tmp_path):
 
 
 def test_learning_curve_chart_and_bad_files(tmp_path):
-    from training.curves import load_curve, save_curves
+    from deckgym.training.curves import load_curve, save_curves
 
     evals = [{"steps": s, "minutes": m, "minutes_total": m + 2.0, "bc_minutes": 2.0,
               "arena": {"racko:sequence": {"win_rate": w, "ci_low": w - 0.02, "ci_high": w + 0.02}}}
@@ -396,7 +396,7 @@ def test_learning_curve_chart_and_bad_files(tmp_path):
 def test_recorded_command_repeats_the_run():
     """The command a run records names the game, the engine when not the default, and every option
     not at its default, once; parsed again it gives the same arguments."""
-    from training.args import build_parser, command_line
+    from deckgym.training.args import build_parser, command_line
 
     args = build_parser().parse_args(["racko", "--seed", "3", "--no-features", "--rule", "bonus=true"])
     words = command_line(args).split()
@@ -409,7 +409,7 @@ def test_recorded_command_repeats_the_run():
 def test_bc_warm_start_recorded_and_init_continues_with_the_models_features(tmp_path):
     """--bc-teacher lands in the model's metadata; --init reloads a model (here one trained
     on features version 1) and keeps its features layout."""
-    from training import train
+    from deckgym.training import train
 
     common = ["racko", "--players", "2", "--total-steps", "256", "--num-envs", "8", "--n-steps", "32",
               "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "random=1",
@@ -459,7 +459,7 @@ def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
 def test_each_engine_gets_its_own_defaults_and_the_command_omits_them(tmp_path):
     """The from-scratch recipe's lr, gamma, entropy and network are the sb3 engine's defaults; the
     RLlib engine keeps its own; neither lands in the recorded command unless given."""
-    from training.args import build_parser, command_line, validate, validate_rllib
+    from deckgym.training.args import build_parser, command_line, validate, validate_rllib
 
     sb3 = build_parser().parse_args(["racko", "--runs", str(tmp_path)])
     validate(sb3)

@@ -13,7 +13,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import deckgym  # noqa: F401  (registers the ids)
-from agents.base import Agent
+from deckgym.agents.base import Agent
 from deckgym.registration import game as game_entry
 from deckgym.vector_env import DeckGymVectorEnv
 
@@ -234,7 +234,7 @@ def run_same_step(env, steps, seed):
 def test_core_vec_env_is_the_same_step_vector_env(game, kw):
     """The SB3 adapter adds nothing to the games: same seed, same actions, same trajectory."""
     pytest.importorskip("stable_baselines3")
-    from training.vec_env import CoreVecEnv
+    from deckgym.training.vec_env import CoreVecEnv
 
     sb3 = CoreVecEnv(game, num_envs=8, seed=5, **kw)
     kw = {"features": True, **kw}
@@ -432,7 +432,7 @@ def test_render_one_frame_per_game():
 def test_history_records_the_games_and_changes_nothing_the_learner_sees():
     """``history=True``: the same observations, rewards and masks as without it, and
     ``observe_for`` gives an information-state agent the learner seat's recorded history."""
-    from agents.registry import acts_on_infostates, make_agent
+    from deckgym.agents.registry import acts_on_infostates, make_agent
 
     kw = dict(num_envs=6, num_players=3, opponents=["racko:sequence", "random"], features=True, seed=2,
               autoreset_mode=AutoresetMode.SAME_STEP)  # every returned observation is of the game now dealt

@@ -14,7 +14,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from agents.random_agent import RandomAgent
+from deckgym.agents.random_agent import RandomAgent
 from deckgym.cli import main as cli_main
 from deckgym.replay import load, raw_state
 from deckgym.viewer import ReplayLibrary, ViewerApp, frames, make_server

@@ -13,7 +13,7 @@ import pytest
 from deckgym.cli import main as cli_main
 from deckgym.replay import load, resimulate
 from deckgym.viewer import make_server
-from evaluation.webplay import WebGame, WebPlayApp
+from deckgym.evaluation.webplay import WebGame, WebPlayApp
 
 
 @pytest.fixture

@@ -95,12 +95,12 @@ def apply_engine_defaults(args: argparse.Namespace) -> argparse.Namespace:
 
 def validate(args: argparse.Namespace) -> TrainPlan:
     """Check every argument (see the module doc); nothing is created."""
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
     from deckgym.registration import game as game_entry, parse_rule_overrides
 
     apply_engine_defaults(args)
     if getattr(args, "resume", None):
-        from training.expert_iteration import resume_settings
+        from deckgym.training.expert_iteration import resume_settings
 
         if not getattr(args, "expert", None):
             raise ValueError("--resume continues an expert-iteration run: give its --expert too "
@@ -144,7 +144,7 @@ def validate(args: argparse.Namespace) -> TrainPlan:
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
     if args.init:
-        from agents.ppo import check_metadata, read_metadata
+        from deckgym.agents.ppo import check_metadata, read_metadata
 
         check_metadata(read_metadata(args.init), core, args.game, where=f"--init model {args.init}")
 

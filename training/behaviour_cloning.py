@@ -6,11 +6,11 @@ Two steps, each engine-free:
   :class:`deckgym.vector_env.DeckGymVectorEnv` (``SAME_STEP`` autoreset, the opponents
   inside); every decision is kept with its observation (features included), mask, action
   and discounted return. With ``player=`` another policy (the network, in expert iteration,
-  ``training.expert_iteration``) plays and the teacher only labels the states it reaches.
+  ``deckgym.training.expert_iteration``) plays and the teacher only labels the states it reaches.
 - :func:`fit`: Adam on cross-entropy to the teacher's actions plus half the squared error of
   the value to the return, over minibatches of a seeded permutation. The engine supplies
   ``losses(X, M, A, R, V)``, its network's cross-entropy, accuracy and value loss on one
-  minibatch (SB3: ``training.train``; RLlib: ``training.rllib_train``).
+  minibatch (SB3: ``deckgym.training.train``; RLlib: ``deckgym.training.rllib_train``).
 
 :func:`clone_teacher` runs both steps.
 """
@@ -157,7 +157,7 @@ def clone_teacher(venv: Any, teacher_spec: str, params: Iterable[Any], losses: L
     """The warm start both engines run: ``teacher_spec`` plays ``samples`` decisions in ``venv``
     (:func:`collect_teacher_samples`), then the engine's network (``params``, ``losses``) is fitted
     to them (:func:`fit`). Returns what the fit reached, with the teacher and the sample count."""
-    from agents.registry import make_agent
+    from deckgym.agents.registry import make_agent
 
     teacher = make_agent(teacher_spec, venv.core, seed=seed, game=venv.game)
     data = collect_teacher_samples(venv, teacher, samples, gamma, seed)

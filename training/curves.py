@@ -1,6 +1,6 @@
 """Learning curves: win rate against each heuristic over training time, as a chart.
 
-    python -m training.curves models/racko_2p.curve.json [more.json ...] --out docs/learning_curves.png
+    python -m deckgym.training.curves models/racko_2p.curve.json [more.json ...] --out docs/learning_curves.png
 
 Each input is a training run's ``evals.json`` (``runs/<run>/evals.json``, written by
 ``deckgym train`` at every arena evaluation) or a shipped ``models/<name>.curve.json``
@@ -72,7 +72,7 @@ def save_curves(curves: list[dict[str, Any]], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m training.curves", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m deckgym.training.curves", description=__doc__.split("\n")[0])
     p.add_argument("inputs", nargs="+", help="runs/<run>/evals.json or models/<name>.curve.json files")
     p.add_argument("--out", required=True, help="PNG to write")
     args = p.parse_args(argv)

@@ -12,9 +12,9 @@ it with PPO). Each iteration:
 2. **label**: the expert's action on every state the network reached (the expert reads what
    it reads in play: the raw observation, or the information state for a search agent such
    as ``racko:search``, the games then recording their public history); the value target is the discounted return of the
-   network's own play (``training.behaviour_cloning.collect_teacher_samples``, ``player=``);
+   network's own play (``deckgym.training.behaviour_cloning.collect_teacher_samples``, ``player=``);
 3. **refit**: the network is fitted on the aggregated data set, the newest
-   ``--expert-buffer`` decisions of all iterations (``training.behaviour_cloning.fit``);
+   ``--expert-buffer`` decisions of all iterations (``deckgym.training.behaviour_cloning.fit``);
 4. **evaluate**: arena on ``--eval-deals`` duplicate deals against ``--eval-against``; the best
    iteration (against the first of them) is saved to ``--out``.
 
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.rng import seed_of
-from training.interrupts import interrupted_by_ctrl_c, no_interrupts
+from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
 STATE, MODEL, DATA = "expert_state.json", "expert_model.zip", "expert_data.npz"
 # settings of the run itself: a resumed run takes them from its config.json, not the command line
@@ -83,7 +83,7 @@ def _player(policy: Any, rng: np.random.Generator) -> Any:
 
 def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state: dict[str, Any]) -> None:
     """The state after a finished iteration, each file replaced atomically (data and model first)."""
-    from agents.ppo import save_model
+    from deckgym.agents.ppo import save_model
 
     tmp = os.path.join(run_dir, "expert_data.tmp.npz")
     np.savez(tmp, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
@@ -95,7 +95,7 @@ def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state
 
 
 def _load_data(run_dir: str) -> Any:
-    from training.behaviour_cloning import TeacherSamples
+    from deckgym.training.behaviour_cloning import TeacherSamples
 
     with np.load(os.path.join(run_dir, DATA)) as z:
         return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
@@ -106,12 +106,12 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import model_metadata, save_model, update_metadata
-    from agents.registry import acts_on_infostates, make_agent
-    from training.args import command_line
-    from training.behaviour_cloning import collect_teacher_samples, fit
-    from training.train import arena_results, sb3_losses
-    from training.vec_env import CoreVecEnv
+    from deckgym.agents.ppo import model_metadata, save_model, update_metadata
+    from deckgym.agents.registry import acts_on_infostates, make_agent
+    from deckgym.training.args import command_line
+    from deckgym.training.behaviour_cloning import collect_teacher_samples, fit
+    from deckgym.training.train import arena_results, sb3_losses
+    from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
     game, P, run_dir, out_path = args.game, plan.rules.num_players, plan.run_dir, plan.out_path
@@ -200,7 +200,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
         if not interrupted and state["iteration"] and args.final_deals and os.path.exists(out_path):
             final = arena_results(game, out_path, plan.eval_against, args.final_deals, P, plan.rules_kwargs,
                                   args.episode == "match")
-            from agents.ppo import read_metadata
+            from deckgym.agents.ppo import read_metadata
 
             update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals})
         summary = {"run": plan.run_name, "out": out_path, "mode": "expert iteration", "expert": args.expert,

@@ -8,7 +8,7 @@ batched core state, the learner in one seat of each, every other seat played ins
 by the opponent pool) shaped for RLlib:
 
 - **observations**: ``{"observations": core observation + derived features, "action_mask":
-  float32 (A,)}`` per game, what :class:`agents.rllib_module.MaskedPPOModule` reads;
+  float32 (A,)}`` per game, what :class:`deckgym.agents.rllib_module.MaskedPPOModule` reads;
 - **autoreset** ``NEXT_STEP`` (what RLlib's runner expects: the finished game's last
   observation, then the next game's first on the following step);
 - **lean infos**: ``{}`` on most steps; at an episode's end ``won`` (1 win, 0.5 shared, 0
@@ -37,7 +37,7 @@ from deckgym.vector_env import DeckGymVectorEnv, Finished, league_weights
 
 ENV_NAME = "deckgym_vector"
 SELF = "self"  # the pool entry that plays the learner's current weights (self-play)
-OBS_KEY, MASK_KEY = "observations", "action_mask"  # agents.rllib_module's keys (it needs Ray to import)
+OBS_KEY, MASK_KEY = "observations", "action_mask"  # deckgym.agents.rllib_module's keys (it needs Ray to import)
 
 
 class RLlibVectorEnv(DeckGymVectorEnv):
@@ -46,7 +46,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
     Args:
         opponents: ``[(spec, weight), ...]``; empty for self-play.
         module_spec: the learner's ``RLModuleSpec`` (self-play and league snapshots are built from it);
-        meta: the model metadata of :func:`agents.rllib_agent.model_metadata_rllib` (the snapshots' agents).
+        meta: the model metadata of :func:`deckgym.agents.rllib_agent.model_metadata_rllib` (the snapshots' agents).
         The other arguments are :class:`DeckGymVectorEnv`'s.
     """
 
@@ -76,7 +76,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
 
     # -- the pool: the learner's copy and the league ------------------------------------------
     def _snapshot_agent(self, state: dict | None, name: str, seed: int) -> Any:
-        from agents.rllib_agent import RLlibAgent
+        from deckgym.agents.rllib_agent import RLlibAgent
 
         module = self._spec.build()
         if state is not None:

@@ -1,11 +1,11 @@
 """Train a masked PPO policy with RLlib (new API stack), ``deckgym train GAME --engine rllib``.
 
-    python -m training.rllib_train racko --env-runners 2 --envs-per-runner 256 --total-steps 2_000_000
+    python -m deckgym.training.rllib_train racko --env-runners 2 --envs-per-runner 256 --total-steps 2_000_000
 
 Read it top to bottom: arguments → Ray (a local one on 127.0.0.1, or ``--ray-address``) →
-the run directory and its config → the env (``training.rllib_env``: the batched core's
+the run directory and its config → the env (``deckgym.training.rllib_env``: the batched core's
 vector env, ``N`` games per env runner, the other seats played inside it) → the PPO config
-(module ``agents.rllib_module.MaskedPPOModule``, ``K`` env runners of one vector env each,
+(module ``deckgym.agents.rllib_module.MaskedPPOModule``, ``K`` env runners of one vector env each,
 one local CPU learner) → the training loop → checkpoint, model and the final arena.
 
 - ``--opponents SPEC=W,...``: the learner takes one seat per game and the pool plays the
@@ -20,7 +20,7 @@ one local CPU learner) → the training loop → checkpoint, model and the final
 - ``--bc-teacher SPEC``: a warm start before PPO, as with ``--engine sb3``: the teacher
   plays ``--bc-samples`` decisions in the learner's seat of ``--num-envs`` batched games
   (``deckgym.vector_env``, the pool's opponents, or the teacher itself in self-play); the
-  module's policy and value heads are fitted to them (``training.behaviour_cloning``) and
+  module's policy and value heads are fitted to them (``deckgym.training.behaviour_cloning``) and
   the weights loaded into the learner and the env runners.
 - Ctrl-C stops the run: the policy as it stands is saved to ``model/`` with
   ``summary.json`` (``"interrupted": true``; ``checkpoint/`` keeps the last periodic save)
@@ -43,9 +43,9 @@ import sys
 import time
 from typing import Any
 
-from agents.rllib_support import init_ray
-from training.args import apply_engine_defaults, build_parser, command_line, pool_or_self_play, validate_rllib
-from training.interrupts import no_interrupts
+from deckgym.agents.rllib_support import init_ray
+from deckgym.training.args import apply_engine_defaults, build_parser, command_line, pool_or_self_play, validate_rllib
+from deckgym.training.interrupts import no_interrupts
 
 MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)
 
@@ -54,7 +54,7 @@ def module_spec(args: argparse.Namespace, observation_space: Any = None, action_
     """The spec of the masked module (``--net``, tanh, separate policy and value networks)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import MaskedPPOModule
+    from deckgym.agents.rllib_module import MaskedPPOModule
 
     hidden = [int(x) for x in args.net.split(",") if x]
     return RLModuleSpec(module_class=MaskedPPOModule, observation_space=observation_space, action_space=action_space,
@@ -68,7 +68,7 @@ def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
     from ray.tune.registry import register_env
     from ray.util import log_once
 
-    from training.rllib_env import ENV_NAME, make_env, record_episode
+    from deckgym.training.rllib_env import ENV_NAME, make_env, record_episode
 
     register_env(ENV_NAME, make_env)
     log_once("PPO_on_new_api_stack")  # RLlib's note that the new API stack is its default: it is our choice
@@ -102,7 +102,7 @@ def learner_state(algo: Any) -> dict[str, Any]:
 
 def on_every_pool(algo: Any, method: str, *args: Any) -> None:
     """Call ``method(*args)`` on the vector env of every env runner (the driver's too), at once."""
-    from training.rllib_env import pool_of
+    from deckgym.training.rllib_env import pool_of
 
     def call(runner: Any) -> None:
         env = pool_of(runner)
@@ -122,15 +122,15 @@ def learner_module(algo: Any, spec: Any) -> Any:
 def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
                     features_version: int | None) -> dict[str, Any]:
     """Warm start (``--bc-teacher``): fit the module to the teacher's decisions, then load it into
-    the learner and every env runner. Returns what the fit reached (``training.behaviour_cloning``)."""
+    the learner and every env runner. Returns what the fit reached (``deckgym.training.behaviour_cloning``)."""
     import torch
     from gymnasium.vector import AutoresetMode
     from ray.rllib.core.columns import Columns
 
-    from agents.registry import acts_on_infostates
-    from agents.rllib_module import MASK_KEY, OBS_KEY
+    from deckgym.agents.registry import acts_on_infostates
+    from deckgym.agents.rllib_module import MASK_KEY, OBS_KEY
     from deckgym.vector_env import DeckGymVectorEnv
-    from training.behaviour_cloning import clone_teacher, masked_value_loss
+    from deckgym.training.behaviour_cloning import clone_teacher, masked_value_loss
 
     pool = pool_or_self_play(args.opponents) or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
@@ -162,7 +162,7 @@ def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
     """The policy to ``run_dir/model`` (the learner's RLModule plus ``deckgym_meta.json``) and,
     with ``checkpoint``, the whole algorithm to ``run_dir/checkpoint``; each replaced atomically.
     Returns both paths (the checkpoint's None if not written)."""
-    from agents.rllib_agent import META_NAME
+    from deckgym.agents.rllib_agent import META_NAME
 
     ckpt, model = os.path.join(run_dir, "checkpoint"), os.path.join(run_dir, "model")
     tmp_model = model + ".tmp"
@@ -256,7 +256,7 @@ def console_line(row: dict[str, Any]) -> str:
 def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     """The saved policy against each ``--eval-against`` agent on ``--final-deals`` duplicate deals
     (the SB3 engine's final evaluation: the same seed and table)."""
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     spec, results = f"rllib:{model}", {}
     arena_rules = {k: v for k, v in plan.rules_kwargs.items() if k != "num_players"}
@@ -275,7 +275,7 @@ def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, An
 
 def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
     """Merge ``extra`` into the model's ``deckgym_meta.json`` (written whole, then renamed)."""
-    from agents.rllib_agent import META_NAME, read_metadata
+    from deckgym.agents.rllib_agent import META_NAME, read_metadata
 
     path = os.path.join(model, META_NAME)
     with open(path + ".tmp", "w") as f:
@@ -291,8 +291,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
 
     # -- Ray: everything heavy is imported only now ----------------------------------------
     ray = init_ray(args.ray_address)
-    from agents.rllib_agent import model_metadata_rllib
-    from training.rllib_env import RLlibVectorEnv
+    from deckgym.agents.rllib_agent import model_metadata_rllib
+    from deckgym.training.rllib_env import RLlibVectorEnv
 
     game = args.game
     pool = pool_or_self_play(args.opponents)

@@ -1,6 +1,6 @@
 """Train a MaskablePPO agent for one game (``deckgym train GAME``), CleanRL style.
 
-    python -m training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.zip
+    python -m deckgym.training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.zip
 
 The defaults are a recipe that learns from scratch (no cloning): Rack-O 2p beats
 ``racko:ranges`` within minutes on two cores (``docs/notes/learning-results.md``). Its parts:
@@ -9,10 +9,10 @@ adds snapshots as the learner wins), the progress shaping reward (``--shaping 1`
 based, so the best policy is unchanged), a small fast network (128-128, lr 1e-3, short
 rollouts of 32 steps, gamma 0.99, entropy 0.003) and the derived features, whose planner
 columns the network learns to use. ``--expert SPEC`` runs expert iteration instead
-(``training.expert_iteration``).
+(``deckgym.training.expert_iteration``).
 
 Read it top to bottom: arguments → run directory and logging → the vector env (the
-learner in one seat of B games, opponents played inside, see ``training.vec_env``) →
+learner in one seat of B games, opponents played inside, see ``deckgym.training.vec_env``) →
 the model → the training loop. The loop alternates ``model.learn`` on a chunk of
 rollouts with the things between them:
 
@@ -23,7 +23,7 @@ rollouts with the things between them:
   (at most ``--max-snapshots``, the oldest leaves);
 - **arena evaluation** every ``--eval-every`` steps: the checkpoint just saved plays
   ``--eval-deals`` duplicate deals (rounds, or whole matches with ``--episode match``)
-  against each heuristic (``evaluation.arena.evaluate``);
+  against each heuristic (``deckgym.evaluation.arena.evaluate``);
   win rates and their 95% CI go to TensorBoard, and the best checkpoint (against the
   first ``--eval-against`` agent) is copied to ``--out``;
 - **checkpoints** (``runs/<run>/checkpoints/``), TensorBoard scalars (SB3's losses, our
@@ -32,10 +32,10 @@ rollouts with the things between them:
 
 Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``); a
 ``--run-name`` whose folder exists is refused (one folder per run). Models are saved with
-their metadata (``agents.ppo.save_model``): game, rules, observation layout version,
+their metadata (``deckgym.agents.ppo.save_model``): game, rules, observation layout version,
 features version, this config, arena results.
 
-Every argument is checked first (``training.args``): a bad one is a one-line error
+Every argument is checked first (``deckgym.training.args``): a bad one is a one-line error
 and nothing is created. Training runs in whole rollouts (``--num-envs`` × ``--n-steps``
 learner steps), so ``--total-steps`` is rounded up to a multiple of that; the start line and
 ``summary.json`` give both figures. Ctrl-C stops the run: the model as it stands is saved
@@ -57,14 +57,14 @@ from typing import Any
 import numpy as np
 
 from deckgym.vector_env import league_weights
-from training.args import build_parser, command_line, validate
-from training.interrupts import interrupted_by_ctrl_c, no_interrupts
+from deckgym.training.args import build_parser, command_line, validate
+from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
 
 def sb3_losses(policy: Any) -> Any:
-    """``losses(X, M, A, R, V)`` of a MaskablePPO policy for ``training.behaviour_cloning.fit``:
+    """``losses(X, M, A, R, V)`` of a MaskablePPO policy for ``deckgym.training.behaviour_cloning.fit``:
     cross-entropy to the actions ``A``, accuracy, and the value's squared error on the valid returns."""
-    from training.behaviour_cloning import masked_value_loss
+    from deckgym.training.behaviour_cloning import masked_value_loss
 
     def losses(X: Any, M: np.ndarray, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
         dist = policy.get_distribution(X, action_masks=M)
@@ -78,8 +78,8 @@ def sb3_losses(policy: Any) -> Any:
 def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epochs: int, gamma: float, seed: int,
                     quiet: bool = True) -> dict[str, Any]:
     """Supervised warm start of ``model.policy`` on ``samples`` decisions of a teacher agent
-    (``training.behaviour_cloning``), played in ``env``'s games."""
-    from training.behaviour_cloning import clone_teacher
+    (``deckgym.training.behaviour_cloning``), played in ``env``'s games."""
+    from deckgym.training.behaviour_cloning import clone_teacher
 
     policy = model.policy
     policy.set_training_mode(True)
@@ -93,7 +93,7 @@ def arena_results(game: str, path: str, eval_against: list[str], deals: int, pla
                   rules_kwargs: dict[str, Any], matches: bool) -> dict[str, Any]:
     """The model at ``path`` against each of ``eval_against`` on ``deals`` duplicate deals (seed 12345):
     win rate, 95% CI, games and points by opponent."""
-    from evaluation.arena import evaluate
+    from deckgym.evaluation.arena import evaluate
 
     arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
     results = {}
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         args = build_parser().parse_args(argv)
     plan = validate(args)  # every argument checked before anything is built or written
     if args.expert:  # expert iteration instead of PPO
-        from training.expert_iteration import main as expert_main
+        from deckgym.training.expert_iteration import main as expert_main
 
         return expert_main(args, plan)
 
@@ -122,9 +122,9 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from stable_baselines3.common.logger import configure
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
-    from agents.registry import acts_on_infostates
-    from training.vec_env import CoreVecEnv
+    from deckgym.agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
+    from deckgym.agents.registry import acts_on_infostates
+    from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
     game = args.game

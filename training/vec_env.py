@@ -4,7 +4,7 @@ A thin SB3 adapter of :class:`deckgym.vector_env.DeckGymVectorEnv` (which holds 
 the opponent pool, the features, the shaping and the rewards): the learner plays one seat in
 each of ``B`` games of one batched core state; every other seat is played inside the env by
 an opponent drawn per game, at each new episode, from a weighted pool of agents (specs such
-as ``"racko:sequence"`` or :class:`agents.base.Agent` objects such as frozen PPO snapshots).
+as ``"racko:sequence"`` or :class:`deckgym.agents.base.Agent` objects such as frozen PPO snapshots).
 
 Conventions (SB3):
 
@@ -35,7 +35,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.base import Agent
+from deckgym.agents.base import Agent
 from deckgym.vector_env import DeckGymVectorEnv
 
 

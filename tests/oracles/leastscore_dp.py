@@ -25,7 +25,7 @@ floor cards it could take (L4), and, for declaring now, the calibrated opponent 
 only loop is over the distinct numbers of live players in the batch.
 
 It pins ``leastscore_env.dp`` (the value tables, and the compiled ``plan_kernels`` rows) and
-the dp decisions of ``agents.leastscore_plan``, bit for bit.
+the dp decisions of ``deckgym.agents.leastscore_plan``, bit for bit.
 """
 
 from __future__ import annotations

@@ -8,10 +8,10 @@ action mask, over ``B`` games (no Python loop over games; tables are built at im
 * :func:`opponent_below_prob`: the chance each opponent's total is below a given total;
 * :func:`counting_actions` (``leastscore:counting``) and :func:`expect_actions` / :func:`expect_plan`
   (``leastscore:expect``): the heuristics' decisions (``leastscore:greedy`` has no
-  compiled path to pin: it is plain numpy in ``agents.leastscore_plan``).
+  compiled path to pin: it is plain numpy in ``deckgym.agents.leastscore_plan``).
 
 It pins ``leastscore_env.plan`` (and the compiled ``plan_kernels`` behind it) and the
-heuristics' decisions built on it in ``agents.leastscore_plan``, bit for bit. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
+heuristics' decisions built on it in ``deckgym.agents.leastscore_plan``, bit for bit. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the

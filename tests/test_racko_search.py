@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from agents.racko_heuristics import lookahead_decide
-from agents.registry import agent_specs, make_agent
-from agents.search import RackoSearchAgent, rollout_values
+from deckgym.agents.racko_heuristics import lookahead_decide
+from deckgym.agents.registry import agent_specs, make_agent
+from deckgym.agents.racko_search import RackoSearchAgent, rollout_values
 from deckgym.playout import play_out
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules

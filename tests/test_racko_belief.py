@@ -1,4 +1,4 @@
-"""Belief sampling (agents.belief): worlds reproduce the observation, hold every card once,
+"""Belief sampling (deckgym.agents.racko_belief): worlds reproduce the observation, hold every card once,
 respect the history (dealt slots hold unseen cards), never depend on hidden cards, and are
 seeded."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.belief import BELIEF_MODELS, RackoBelief, draw_orders, load_prior, opponent_turns, strip_history
+from deckgym.agents.racko_belief import BELIEF_MODELS, RackoBelief, draw_orders, load_prior, opponent_turns, strip_history
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import RackoState

@@ -1,7 +1,7 @@
 """Soak test of the game cores: millions of random legal steps per rules variant, checked.
 
-    python -m benchmarks.soak                         # 10^7 agent-steps per variant, every variant
-    python -m benchmarks.soak --steps 200000 --variants racko_2p leastscore_4p --json soak.json
+    python -m deckgym.evaluation.soak                         # 10^7 agent-steps per variant, every variant
+    python -m deckgym.evaluation.soak --steps 200000 --variants racko_2p leastscore_4p --json soak.json
 
 Random legal agents play ``B`` games at once on each core (rounds and whole matches, the
 games' default rules at several table sizes and the rule variants; in Rack-O nine placements
@@ -267,7 +267,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="python -m deckgym.evaluation.soak", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--steps", type=int, default=10_000_000, help="random legal agent-steps per variant")
     p.add_argument("--batch", type=int, default=4096, help="games played at once (B)")
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(results)} variants, {sum(r['agent_steps'] for r in results):,} agent-steps, {total} violations")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"command": "python -m benchmarks.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
+            json.dump({"command": "python -m deckgym.evaluation.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
                        "results": results, "violations": total}, f, indent=2)
     return 1 if total else 0
 

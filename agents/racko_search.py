@@ -6,7 +6,7 @@ For each decision (a batch of rows, all at once):
 1. the planner (``racko:lookahead``) proposes its move, and ranks the other legal moves by
    its cost estimate; the move and the ``candidates - 1`` next best are searched (both
    piles in a choose phase). A move that goes out is played without search;
-2. :class:`agents.belief.RackoBelief` samples ``samples`` worlds per row consistent with the
+2. :class:`deckgym.agents.racko_belief.RackoBelief` samples ``samples`` worlds per row consistent with the
    row's information state (the ``belief`` model: ``history`` by default, weighed by every
    logged opponent decision under the ``opponent`` model, ``sweeps`` Metropolis–Hastings moves
    and ``eps``; or ``particles``, ``prior``, ``sorted``, ``learned``, ``uniform``;
@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, draw_orders, opponent_policy, strip_history
-from agents.params import Choice, Range
-from agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
-from agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide
+from deckgym.agents.base import Agent
+from deckgym.agents.racko_belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, draw_orders, opponent_policy, strip_history
+from deckgym.agents.params import Choice, Range
+from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
+from deckgym.agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide
 from deckgym.playout import infostate_core
 from racko_env.core import RackoCore
 from racko_env.plan import BIG, sequence_plan

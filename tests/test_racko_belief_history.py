@@ -1,16 +1,16 @@
-"""The ``history`` belief (agents.belief_history): racks before each logged turn are rebuilt
+"""The ``history`` belief (deckgym.agents.racko_belief_history): racks before each logged turn are rebuilt
 from the rack now, the true world explains the planner's logged decisions better than sampled
 ones, and Metropolis–Hastings moves raise the likelihood (consistency and no leak: the
-parametrized tests of tests/test_belief.py, which cover every model)."""
+parametrized tests of tests/test_racko_belief.py, which cover every model)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import RackoBelief
-from agents.belief_history import _turn_rows, history_loglik
-from agents.racko_heuristics import lookahead_decide
-from agents.registry import make_agent
+from deckgym.agents.racko_belief import RackoBelief
+from deckgym.agents.racko_belief_history import _turn_rows, history_loglik
+from deckgym.agents.racko_heuristics import lookahead_decide
+from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, TAKE

@@ -35,7 +35,7 @@ Two models choose the unknown slots' cards:
 * ``"history"``: ``oversample`` times as many ``prior`` worlds, the ``k`` likeliest kept by
   the likelihood of every logged opponent decision under the ``opponent`` model
   (``OPPONENT_MODELS``; ``eps``: the chance it plays otherwise), then ``sweeps``
-  Metropolis–Hastings swaps of hidden cards per world (:mod:`agents.belief_history`).
+  Metropolis–Hastings swaps of hidden cards per world (:mod:`deckgym.agents.racko_belief_history`).
 
 Rows must be the observer's own decisions or a choose phase (an opponent holding a card
 it took or drew is refused: a search never asks for those).
@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.racko_heuristics import lookahead_decide, sequence_decide
+from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
 from racko_env.infostate import LOG_FIELDS
 from racko_env.state import CHOOSE, RackoInfoState, RackoState, draw_pile_size
 
@@ -167,7 +167,7 @@ class RackoBelief:
     def _sample_history(self, v: dict[str, np.ndarray], k: int, rng: np.random.Generator,
                         obs: np.ndarray) -> RackoInfoState:
         """``prior`` worlds kept and moved by the opponents' logged decisions (``"history"``)."""
-        from agents.belief_history import history_loglik
+        from deckgym.agents.racko_belief_history import history_loglik
 
         B = obs.shape[0]
         M = self.oversample * k
@@ -189,7 +189,7 @@ class RackoBelief:
 
     def _refine(self, v: dict[str, np.ndarray], obs: np.ndarray, worlds: RackoState, rows: np.ndarray,
                 rng: np.random.Generator, logw: np.ndarray | None, swap_pile: bool) -> None:
-        from agents.belief_history import history_loglik, refine
+        from deckgym.agents.racko_belief_history import history_loglik, refine
 
         if not self.sweeps:
             return

@@ -1,7 +1,7 @@
 """Speed benchmark of a game: the core at several batch sizes, the AEC env, and the
 environments users compare us with, measured side by side in one run.
 
-    python -m benchmarks.bench racko [--players 2] [--seconds 2] [--batches 1 256 4096] [--features] [--json PATH]
+    python -m deckgym.evaluation.bench racko [--players 2] [--seconds 2] [--batches 1 256 4096] [--features] [--json PATH]
 
 Figures (agent-steps per second; one agent-step = one decision of one player):
 - ``core B=…``: ``legal_action_mask`` + sampling a uniformly random legal action + ``step``,
