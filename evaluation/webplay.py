@@ -3,13 +3,16 @@
 The person plays one seat (seat 0 by default); the agents' moves are made on the server
 and told as the terminal tells them (public information only). The page draws the person's
 seat view (``<game>_env.table_view.seat_table`` of their own observation: nothing hidden is
-ever sent) and offers the legal moves only, named as ``deckgym play`` names them. At the end
-every rack or hand is revealed with the scoring, and the game is saved as a replay.
+ever sent) and offers the legal moves only, named as ``deckgym play`` names them, each with the
+place on the table a click plays it (``target``, see ``deckgym.terminal.Move``), what to do now
+(``prompt``) and the goal and rules (``intro``). At the end every rack or hand is revealed with
+the scoring, and the game is saved as a replay.
 
 API (JSON, 127.0.0.1 only):
 
-* ``GET /api/state``: the table, the legal moves ``[{action, name}]`` when it is the
-  person's turn, the log of moves, ``decision`` (moves made so far), and at the end ``result``.
+* ``GET /api/state``: the table, the legal moves ``[{action, name, target}]`` when it is the
+  person's turn, ``prompt``, ``intro``, the log of moves, ``decision`` (moves made so far), and
+  at the end ``result``.
 * ``POST /api/move`` ``{"action": A, "decision": N}``: play move ``A`` (``decision``, optional,
   must equal the current count: a stale click from another tab is refused). A malformed
   body, an unknown or illegal action, a move after the end: a 4xx answer naming the problem,
@@ -35,22 +38,25 @@ __all__ = ["WebGame", "WebPlayApp", "serve_play"]
 
 
 class WebGame:
-    """One game of a person against agents, advanced a move at a time (the agents' moves at once)."""
+    """One game of a person against agents, advanced a move at a time (the agents' moves at once).
+
+    ``deal``: an explicit deal (``core.deal``), for hand-built positions; such a game is not saved
+    (a replay records seeds only)."""
 
     def __init__(self, game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None,
                  seat: int = 0, rules_kwargs: dict[str, Any] | None = None, match: bool = False,
-                 replays: str | None = "replays") -> None:
+                 replays: str | None = "replays", deal: dict | None = None) -> None:
         # the terminal session's set-up: table, agents (seeded from the deal), labels and move names
         self.session = PlaySession(game, vs, players=players, seed=seed, seat=seat, rules_kwargs=rules_kwargs,
-                                   match=match, output=io.StringIO())
+                                   match=match, output=io.StringIO(), deal=deal)
         s = self.session
         self.game, self.core, self.seat, self.seed, self.text = s.game, s.core, s.seat, s.seed, s.text
         self.labels = [f"you (player_{k})" if k == self.seat else f"player_{k} ({s.specs[k]})"
                        for k in range(self.core.num_players)]
         self.tv = table_view(self.game)
-        self.replays = replays
+        self.replays = replays if deal is None else None
         self.replay_path: str | None = None
-        self.state = self.core.init(1, self.seed)
+        self.state = self.core.init(1, self.seed) if deal is None else self.core.deal(self.seed, deal)
         seats = ["human" if k == self.seat else s.specs[k] for k in range(self.core.num_players)]
         self.record = GameRecord(self.game, self.core, make_header(self.game, self.core, seats, self.seed, 0))
         self.log: list[str] = []
@@ -72,10 +78,13 @@ class WebGame:
         return self.text.moves(self.my_view(), self.core.legal_action_mask(self.state)[0])
 
     def snapshot(self) -> dict[str, Any]:
-        table = self.result["table"] if self.result else self.tv.seat_table(self.my_view(), self.seat, self.labels)
+        view = self.my_view()
+        table = self.result["table"] if self.result else self.tv.seat_table(view, self.seat, self.labels)
+        moves = self.moves()
         return jsonable({"game": self.game, "title": self.text.title, "seed": self.seed, "seat": self.seat,
                          "labels": self.labels, "decision": self.decisions, "table": table,
-                         "moves": [{"action": m.action, "name": m.name} for m in self.moves()],
+                         "intro": self.text.intro(), "prompt": self.text.prompt(view) if moves else "",
+                         "moves": [{"action": m.action, "name": m.name, "target": m.target} for m in moves],
                          "log": self.log[-40:], "result": self.result and {k: v for k, v in self.result.items()
                                                                           if k != "table"},
                          "replay": self.replay_path})
@@ -110,6 +119,10 @@ class WebGame:
         res = self.record.step(self.state, cur, a)
         self.decisions += 1
         over = bool(res.round_over[0])
+        if cur == self.seat and not over:
+            line = self.text.own_step(a, before, self.my_view())
+            if line:
+                self.log.append(line)
         if cur != self.seat:
             after = None if over else self.my_view()
             line, self._partial = self.text.opponent_step(f"player_{cur}", a, before, after, self._partial, res)

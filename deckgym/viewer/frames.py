@@ -4,7 +4,8 @@ A frame holds the god view (every card, from the recorded ``state``) and one sea
 seat, each built from that seat's own observation only: the state is re-created bit for bit
 from the recorded ``raw`` bytes and observed with ``core.observe(state, seat)``, so a seat
 view cannot show a card the seat could not see. The tables themselves are drawn by each
-game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_view``).
+game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_view``), which also
+puts each decision in words (``phase_text``): the page shows no name meant for code.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def final_table(tv: Any, state: dict[str, Any], labels: list[str]) -> dict[str, 
     table = jsonable(tv.god_table(state, labels))
     for seat in table["seats"]:
         seat["to_move"] = False
+    table["info"] = "the end: every card is shown"
     return table
 
 
@@ -59,6 +61,7 @@ def frames(replay: Replay) -> dict[str, Any]:
             policy = [{"move": m, "p": p, "chosen": a == d["action"]}
                       for a, m, p in zip(d["legal"], legal_moves, d["probs"])]
         out.append({"index": d.get("index", len(out)), "seat": d["seat"], "phase": d["phase"],
+                    "phase_text": tv.phase_text(d["phase"]),
                     "move": d.get("move", d["action_name"]), "action_name": d["action_name"],
                     "legal_moves": legal_moves, "policy": policy,
                     "round_end": {k: r[k] for k in ("round_points", "total_points", "reason")}
@@ -68,7 +71,8 @@ def frames(replay: Replay) -> dict[str, Any]:
     end = replay.end
     if end is not None:
         final = final_table(tv, end["state"], labels)  # the end shows every hand: each seat's view is the god view
-        out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "move": None, "action_name": None,
+        out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "phase_text": "the end",
+                    "move": None, "action_name": None,
                     "legal_moves": [], "policy": None, "god": final, "seats": [final] * core.num_players})
     return {"header": {k: v for k, v in replay.header.items() if k != "action_names"}, "labels": labels,
             "frames": out, "end": {k: v for k, v in (end or {}).items() if k not in ("state", "raw")} or None,
