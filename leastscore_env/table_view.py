@@ -18,6 +18,7 @@ import numpy as np
 from leastscore_env.cards import card_str, card_value, parse_card
 
 HIDDEN = {"hidden": True}
+LEGEND = [{"mark": "known", "example": "7\u2666", "red": True, "text": "known to every player (taken from the floor, L4)"}]
 PHASES = {"discard": "discards a group or declares", "draw": "takes a card from the deck or the floor"}
 
 
@@ -55,7 +56,8 @@ def god_table(state: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
              {"name": "deck", "count": len(state["deck"]), "cards": [_card(c) for c in _ids(state["deck"])]},
              {"name": "dead pile", "count": len(state["dead"]), "cards": [_card(c) for c in _ids(state["dead"])]}]
     who = "" if state["over"] else f"; {labels[cur]} {phase_text(state['phase'])}"
-    return {"seats": seats, "piles": piles, "hand": None, "info": f"round {state['round']}, {_turns(state['turn'])}{who}"}
+    return {"seats": seats, "piles": piles, "hand": None, "legend": LEGEND,
+            "info": f"round {state['round']}, {_turns(state['turn'])}{who}"}
 
 
 def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[str, Any]:
@@ -87,4 +89,4 @@ def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[s
              {"name": "discarded this turn", "count": len(pending), "cards": [_card(c) for c in pending]},
              {"name": "deck", "count": int(view["deck_size"]), "cards": [dict(HIDDEN)] * int(view["deck_size"])},
              {"name": "dead pile", "count": len(dead), "cards": [_card(c) for c in dead]}]
-    return {"seats": seats, "piles": piles, "hand": None, "info": _turns(view["turn"])}
+    return {"seats": seats, "piles": piles, "hand": None, "legend": LEGEND, "info": _turns(view["turn"])}

@@ -20,9 +20,10 @@ PHASES = {"choose": "chooses a pile", "place_discard": "puts the card taken from
           "place_drawn": "puts the drawn card in a slot or discards it"}
 
 
-LEGEND = {"ord": "in order from slot 1: these cards score, 5 points each (R8)", "run_example": "24",
-          "run": f"a run of {MIN_RUN} or more consecutive numbers (R7)", "known_example": "17",
-          "known": "known to every player (taken from the discard pile)"}
+# what the marks mean: a bar under a slot ("ord") or a card's look ("run", "known"), with an example card
+LEGEND = [{"mark": "ord", "text": "in order from slot 1: these cards score, 5 points each (R8)"},
+          {"mark": "run", "example": "24", "text": f"a run of {MIN_RUN} or more consecutive numbers (R7)"},
+          {"mark": "known", "example": "17", "text": "known to every player (taken from the discard pile, R5)"}]
 
 
 def phase_text(phase: str) -> str:

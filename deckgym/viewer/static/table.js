@@ -71,16 +71,19 @@ function drawTable(root, table) {
   });
   root.appendChild(piles);
   if (table.info) root.appendChild(el("div", "info", table.info));
-  if (table.legend) {  // what the marks on the cards mean (the game's words)
+  if (table.legend) {  // what the marks on the cards mean, in the game's words
     const legend = el("div", "legend");
-    const ord = el("span", "slot ord");
-    ord.appendChild(el("span", "bar-mark"));
-    legend.appendChild(ord);
-    legend.appendChild(el("span", null, " " + table.legend.ord + "   "));
-    legend.appendChild(el("span", "card run", table.legend.run_example));
-    legend.appendChild(el("span", null, " " + table.legend.run + "   "));
-    legend.appendChild(el("span", "card known", table.legend.known_example));
-    legend.appendChild(el("span", null, " " + table.legend.known));
+    table.legend.forEach(m => {
+      let sample;
+      if (m.mark === "ord") {
+        sample = el("span", "slot ord");
+        sample.appendChild(el("span", "bar-mark"));
+      } else {
+        sample = el("span", "card " + m.mark + (m.red ? " red" : ""), m.example);
+      }
+      legend.appendChild(sample);
+      legend.appendChild(el("span", null, m.text));
+    });
     root.appendChild(legend);
   }
 }
