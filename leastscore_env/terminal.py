@@ -33,7 +33,8 @@ class LeastScoreText:
 
     def intro(self) -> list[str]:
         # one line per idea, each short enough for an 80-column terminal
-        return ["Goal: the lowest hand value when someone declares (cards: A=1, 2-10, J/Q/K=10; L1, L8).",
+        return ["Goal: the lowest hand value when someone declares (L8).",
+                "Card values: A=1, 2-10 as marked, J/Q/K=10 (L1); a hand's value is their sum.",
                 "Each turn: declare (L7), or discard a group (L5) and then take a card (L4).",
                 f"  Groups: {self.groups()}.",
                 "  Take the top of the deck or one floor card (the previous player's discards)."]
@@ -67,7 +68,7 @@ class LeastScoreText:
         src = "turned up from the deck" if v["turn"] == 0 else f"player_{self._previous(alive, me, P)}'s discards"
         lines.append(f"Floor ({src}): " + (self.cardlist(floor) if floor else "(empty)"))
         dead = np.flatnonzero(v["dead"])
-        lines.append("Dead pile (floor cards nobody took; the next deck when the deck runs out, L6): "
+        lines.append("Dead pile (out of play until the deck runs out, L6): "
                      + (self.cardlist(dead) if len(dead) else "(empty)"))
         lines += self.hand_lines(v)
         if match:

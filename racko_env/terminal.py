@@ -68,7 +68,7 @@ class RackoText:
                  "  slot " + "".join(f"{k:>{width}}" for k in range(1, 11)),
                  "  card " + "".join(f"{self.card(c):>{width}}" for c in rack)]
         pts = int(r8_points(np.asarray(rack)))
-        lines.append("  " + self.order_text(pts // 5) + f": {pts} points if the round ended now (R8)")
+        lines.append("  " + self.order_text(pts // 5) + f" (R8: {pts} points now)")
         if v["hand"]:
             how = "drawn from the pile" if v["phase"] == 2 else "taken from the discard pile"
             lines.append(f"You hold {self.card(v['hand'])} ({how}).")
