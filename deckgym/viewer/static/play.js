@@ -56,11 +56,18 @@ function render(s) {
   document.body.dataset.over = s.result ? "1" : "0";
 }
 
-function clickable(node, m) {
+// A place on the table that plays a move: by a click, or by Enter / space once focused (Tab).
+function activate(node, fn) {
   node.classList.add("target");
+  node.tabIndex = 0;
+  node.onclick = e => { e.stopPropagation(); fn(); };
+  node.onkeydown = e => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fn(); } };
+}
+
+function clickable(node, m) {
   node.title = m.name;
   node.dataset.action = m.action;
-  node.onclick = e => { e.stopPropagation(); send(m.action); };
+  activate(node, () => send(m.action));
 }
 
 // The places on the table where a click plays a move (each move's target, named by the server).
@@ -101,14 +108,11 @@ function hookTargets(table, s) {
     button.dataset.action = m ? m.action : "";
     button.onclick = m ? () => send(m.action) : null;
   };
-  cards.forEach(c => {
-    c.classList.add("target");
-    c.onclick = () => {
-      const t = c.dataset.card;
-      P.picked = P.picked.includes(t) ? P.picked.filter(x => x !== t) : P.picked.concat([t]);
-      update();
-    };
-  });
+  cards.forEach(c => activate(c, () => {
+    const t = c.dataset.card;
+    P.picked = P.picked.includes(t) ? P.picked.filter(x => x !== t) : P.picked.concat([t]);
+    update();
+  }));
   P.picked = P.picked.filter(t => cards.some(c => c.dataset.card === t));
   update();
 }
