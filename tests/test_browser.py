@@ -220,8 +220,9 @@ def check_saved(app, offered, clicked):
     return rep
 
 
-def test_play_a_whole_racko_round_in_the_browser(browser, tmp_path):
-    app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=12, replays=str(tmp_path / "games"))
+def test_play_a_whole_racko_round_in_the_browser(browser, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # saved as replays/... as a person sees it (and as the screenshot shows)
+    app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=12, replays="replays")
     srv, url = serve(app)
     rng = np.random.default_rng(0)
     try:
