@@ -130,9 +130,10 @@ class PlaySession:
         """``text`` as the output's encoding can print it (a character it lacks becomes ``?``)."""
         return text.encode(self.encoding, "replace").decode(self.encoding)
 
-    def say(self, line: str = "") -> None:
-        """One line of text, folded to the width (one write: a folded line stays one line)."""
-        self.output.write(self._printable(wrap(line, self.width) + "\n"))
+    def say(self, line: str = "", fold: bool = True) -> None:
+        """One line of text, folded to the width (one write: a folded line stays one line); ``fold=False``
+        keeps a line to copy whole (a file path) as it is."""
+        self.output.write(self._printable((wrap(line, self.width) if fold else line) + "\n"))
 
     def ask(self, prompt: str) -> str:
         self.output.write(self._printable(prompt))
@@ -191,7 +192,7 @@ class PlaySession:
         from deckgym.replay import play_path
 
         self.replay_path = self.record.write(play_path(self.replays, self.game, self.seed))
-        self.say(f"Saved the game as {self.replay_path} (watch it: deckgym view {self.replay_path}).")
+        self.say(f"Saved the game as {self.replay_path} (watch it: deckgym view {self.replay_path}).", fold=False)
 
     def _run(self, P: int) -> dict[str, Any]:
         self.say(f"{self.text.title}, {P} players, {'a match' if self.match else 'one round'}, seed {self.seed}.")
