@@ -165,7 +165,11 @@ def _read_sb3_zip(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dic
             raise ValueError(f"{path}: not an SB3 model zip (no data and policy.pth members)")
         data = json.loads(zf.read("data"))  # plain JSON: the ':serialized:' entries stay text
         meta = json.loads(zf.read(META_NAME)) if META_NAME in names else None
-        state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+        try:  # tensors only: torch's restricted unpickler refuses any other object
+            state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise ValueError(f"{path}: policy.pth holds more than tensors, refused even with the switch "
+                             f"({type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]})") from None
     kwargs = data.get("policy_kwargs", {})
     if not isinstance(kwargs, dict) or ":serialized:" in kwargs or set(kwargs) - {"net_arch"}:
         raise ValueError(f"{path}: its policy_kwargs ({sorted(kwargs) if isinstance(kwargs, dict) else kwargs}) can "
@@ -222,6 +226,11 @@ def assumed_meta(tensors: dict[str, np.ndarray], arch: dict[str, Any], core: Any
         raise ModelMismatchError(f"model {path} takes observations of size {size}, but {game} with {core.rules!r} "
                                  f"gives {core.obs_size} (raw) or other sizes with derived features {versions}")
     features = None if size == core.obs_size else fitting[0]
+    import warnings
+
+    warnings.warn(f"model {path} has no {META_NAME} (saved by plain SB3?): assuming it was trained for {game} with "
+                  f"{core.rules!r} and derived features {features}; save it with deckgym.agents.ppo.save_model to "
+                  "record them", stacklevel=3)
     return policy_meta(core, game, engine, arch, features, assumed=True,
                        note=f"converted from {os.path.basename(path)} without metadata: rules assumed {core.rules!r}")
 

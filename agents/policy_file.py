@@ -273,7 +273,7 @@ def read_meta(path: str) -> dict[str, Any]:
     """The metadata of the policy file ``path`` (its header only); ``ValueError`` in one line if it is
     not one (:class:`PickleRefused` if it is a pickle), ``FileNotFoundError`` if missing."""
     if not os.path.exists(path):
-        raise FileNotFoundError(f"policy file not found: {path}")
+        raise FileNotFoundError(f"model file not found: {path}")
     if os.path.isdir(path) or not path.endswith(SUFFIX):
         kind = pickled_kind(path)
         if kind is not None:

@@ -153,7 +153,7 @@ def validate(args: argparse.Namespace) -> TrainPlan:
 
         try:
             meta = read_metadata(args.init)
-        except ValueError as exc:  # not a policy file; a pickle is refused with the way to convert it
+        except (ValueError, FileNotFoundError) as exc:  # a pickle is refused with the way to convert it
             raise ValueError(f"--init: {exc}") from None
         check_metadata(meta, core, args.game, where=f"--init model {args.init}")
 
