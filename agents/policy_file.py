@@ -164,6 +164,11 @@ def layer_names(arch: dict[str, Any], head: str) -> list[str]:
     return [f"{head}.{i}" for i in range(len(arch.get(head) or []))] + [f"{head}.out"]
 
 
+def input_size(tensors: dict[str, Any], arch: dict[str, Any]) -> int:
+    """The width of the network's input (the observation plus the derived features)."""
+    return int(tensors[layer_names(arch, "pi")[0] + ".weight"].shape[1])
+
+
 def _check_arch(arch: Any, where: str) -> None:
     if not isinstance(arch, dict) or arch.get("type") != "mlp":
         raise ValueError(f"{where}: arch must be {{'type': 'mlp', ...}}, got {arch!r}")
@@ -179,12 +184,15 @@ def check_tensors(tensors: dict[str, np.ndarray], meta: dict[str, Any], where: s
     """The tensors are the ones ``meta['arch']`` names, with chained shapes from the input to the logits."""
     arch = meta["arch"]
     _check_arch(arch, where)
-    n_in = int(meta["obs_size"]) + int(meta.get("num_features") or 0)
     heads = ["pi"] + (["vf"] if "vf.out.weight" in tensors else [])
     expected = {f"{p}.{k}" for h in heads for p in layer_names(arch, h) for k in ("weight", "bias")}
     if set(tensors) != expected:
         extra, missing = sorted(set(tensors) - expected), sorted(expected - set(tensors))
         raise ValueError(f"{where}: tensors do not match arch {arch} (missing {missing}, unexpected {extra})")
+    n_in = input_size(tensors, arch)
+    if "num_features" in meta and n_in != int(meta["obs_size"]) + int(meta["num_features"] or 0):
+        raise ValueError(f"{where}: the network takes {n_in} inputs, the metadata says obs_size {meta['obs_size']} "
+                         f"+ num_features {meta['num_features']}")
     for head in heads:
         width = n_in
         sizes = list(arch.get(head) or []) + [int(meta["num_actions"]) if head == "pi" else 1]
@@ -381,6 +389,13 @@ class PolicyAgent(Agent):
             check_tensors(tensors, meta, "policy")
             check_policy_meta(meta, core, self.game)
             self.spec = "ppo:<in memory>"
+        want = int(meta["obs_size"])
+        if meta.get("features") is not None:
+            want += int(features_module(self.game).num_features(core, version=int(meta["features"])))
+        if input_size(tensors, meta["arch"]) != want:
+            raise ModelMismatchError(f"policy {path or ''}: its network takes {input_size(tensors, meta['arch'])} "
+                                     f"inputs, but the observation and features version {meta.get('features')} of "
+                                     f"this {self.game} core are {want}")
         self.meta, self.deterministic = meta, bool(deterministic)
         self.observation = meta.get("obs", "default")
         self.net = PolicyNet(tensors, meta)

@@ -110,9 +110,12 @@ def test_save_load_round_trip_and_forward_by_hand(tmp_path):
 def test_save_refuses_tensors_that_do_not_fit_the_arch(tmp_path):
     core = make_core("racko", 2)
     tensors, meta = tiny_policy(core)
-    bad = dict(tensors, **{"pi.0.weight": tensors["pi.0.weight"][:, :-1]})
+    bad = dict(tensors, **{"pi.0.weight": tensors["pi.0.weight"][:-1]})
     with pytest.raises(ValueError, match="pi.0 has shapes"):
         save_policy(str(tmp_path / "a"), bad, meta)
+    narrow = dict(tensors, **{"pi.0.weight": tensors["pi.0.weight"][:, :-1]})
+    with pytest.raises(ValueError, match="takes 111 inputs, the metadata says obs_size 112"):
+        save_policy(str(tmp_path / "a2"), narrow, meta)
     with pytest.raises(ValueError, match="missing"):
         save_policy(str(tmp_path / "b"), {k: v for k, v in tensors.items() if k != "pi.out.bias"}, meta)
     with pytest.raises(ValueError, match="activation"):
@@ -145,6 +148,21 @@ def test_mismatch_and_damage_are_one_line_errors(tmp_path):
     huge.write_bytes(struct.pack("<Q", 2**62) + b"{}")
     with pytest.raises(ValueError, match="not a deckgym policy file"):
         read_meta(str(huge))
+
+
+def test_the_agreed_keys_are_enough_and_the_input_width_is_checked_against_the_game(tmp_path):
+    """A writer that records only the agreed keys (no num_features) loads; a network whose input
+    is not the observation plus that features version is refused with both sizes."""
+    core = make_core("racko", 2)
+    tensors, meta = tiny_policy(core, features=3)
+    del meta["num_features"], meta["rules_repr"]
+    path = save_policy(str(tmp_path / "agreed.safetensors"), tensors, meta)
+    agent = make_agent(f"ppo:{path}", core, game="racko")
+    st = core.init(8, 1)
+    masks = core.legal_action_mask(st)
+    assert masks[np.arange(8), agent.act(core.observe(st, 0), masks)].all()
+    with pytest.raises(ModelMismatchError, match=r"takes 206 inputs.*features version 1 .* are 180"):
+        PolicyAgent(core, path=save_policy(str(tmp_path / "v1.safetensors"), tensors, {**meta, "features": 1}))
 
 
 def test_infostate_policy_asks_for_information_states(tmp_path):
