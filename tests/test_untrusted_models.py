@@ -244,3 +244,24 @@ def test_no_pickled_file_is_shipped():
     shipped = [os.path.join(d, f) for d, _, files in os.walk("models") for f in files]
     assert shipped and not [p for p in shipped if pickled_kind(p)]
     assert not [d for d, _, _ in os.walk("models") if d != "models"]
+
+
+def test_pickles_under_other_names_are_refused(tmp_path):
+    """A payload renamed .safetensors is not a policy file (its header is checked, never
+    unpickled); a torch.save file or a bare pickle is refused as a pickle, with the switch too."""
+    marker = tmp_path / "marker"
+    core = make_core("racko", 2)
+    renamed = tmp_path / "evil.safetensors"
+    renamed.write_bytes(payload_bytes(marker))
+    with pytest.raises(ValueError, match="not a deckgym policy file"):
+        make_agent(f"ppo:{renamed}", core, game="racko")
+    saved = tmp_path / "evil.pt"
+    torch.save({"x": Payload(str(marker))}, saved)
+    bare = tmp_path / "evil.bin"
+    bare.write_bytes(payload_bytes(marker))
+    for path in (saved, bare):
+        with pytest.raises(PickleRefused, match="allow_pickle=true"):
+            make_agent(f"ppo:{path}", core, game="racko")
+        with pytest.raises(ValueError, match="neither an SB3 model zip nor an RLlib model folder|not an SB3 model zip"):
+            make_agent(f"ppo:{path}?allow_pickle=true", core, game="racko")
+    assert not marker.exists()
