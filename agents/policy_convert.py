@@ -65,8 +65,9 @@ def sb3_arch(policy: Any) -> dict[str, Any]:
     if isinstance(net_arch, list):
         net_arch = {"pi": net_arch, "vf": net_arch}
     act = ACT_NAMES.get(getattr(policy.activation_fn, "__name__", ""))
-    if act is None or not isinstance(net_arch, dict) or not getattr(policy, "share_features_extractor", True) \
-            and list(policy.pi_features_extractor.parameters()):
+    extractors = {policy.features_extractor, getattr(policy, "pi_features_extractor", None),
+                  getattr(policy, "vf_features_extractor", None)} - {None}
+    if act is None or not isinstance(net_arch, dict) or any(list(e.parameters()) for e in extractors):
         raise ValueError(f"this SB3 policy ({policy.activation_fn}, net_arch {policy.net_arch}) has no policy-file "
                          f"arch: an MLP with {' or '.join(ACT_NAMES)} and separate pi/vf layers")
     return {"type": "mlp", "pi": [int(h) for h in net_arch.get("pi", [])], "vf": [int(h) for h in net_arch.get("vf", [])],
@@ -171,7 +172,8 @@ def _read_sb3_zip(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dic
             raise ValueError(f"{path}: policy.pth holds more than tensors, refused even with the switch "
                              f"({type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]})") from None
     kwargs = data.get("policy_kwargs", {})
-    if not isinstance(kwargs, dict) or ":serialized:" in kwargs or set(kwargs) - {"net_arch"}:
+    plain = {"net_arch", "ortho_init", "share_features_extractor", "normalize_images", "optimizer_kwargs"}
+    if not isinstance(kwargs, dict) or ":serialized:" in kwargs or set(kwargs) - plain:
         raise ValueError(f"{path}: its policy_kwargs ({sorted(kwargs) if isinstance(kwargs, dict) else kwargs}) can "
                          "only be read by unpickling them; only MlpPolicy with net_arch (tanh) is converted")
     net_arch = kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})  # SB3's default MlpPolicy

@@ -287,7 +287,8 @@ def test_corrupt_and_foreign_model_files(tiny_model, tmp_path):
     model.save(plain)  # plain SB3: a pickle, refused unless the spec accepts it; then read on its sizes
     with pytest.raises(ValueError, match="allow_pickle=true"):
         make_agent(f"ppo:{plain}", core, game="racko")
-    agent = make_agent(f"ppo:{plain}?allow_pickle=true", core, game="racko")
+    with pytest.warns(UserWarning, match="no deckgym_meta.json"):
+        agent = make_agent(f"ppo:{plain}?allow_pickle=true", core, game="racko")
     assert agent.meta["assumed"] and agent.meta["features"] == features_module("racko").FEATURES_VERSION
     with pytest.raises(FileNotFoundError):
         PPOAgent(core, path=str(tmp_path / "missing.safetensors"))
