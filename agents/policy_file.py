@@ -322,6 +322,16 @@ def _torch() -> Any:
     return torch
 
 
+def network_input(core: Any, feat: Any, meta: dict[str, Any], observations: np.ndarray) -> np.ndarray:
+    """What a policy's network reads: the observations, with the derived features of version
+    ``meta['features']`` appended (``feat``: the game's features module, None without features),
+    recomputed from the observation alone, as the training env did."""
+    obs = np.asarray(observations, dtype=np.float32)
+    if feat is None:
+        return obs
+    return np.concatenate([obs, feat.derived_features(core, obs, version=int(meta["features"]))], axis=1)
+
+
 class PolicyNet:
     """The network of a policy file, rebuilt from its tensors and ``arch`` (torch, CPU, inference only).
 
@@ -403,11 +413,7 @@ class PolicyAgent(Agent):
 
     def inputs(self, observations: np.ndarray) -> np.ndarray:
         """The network input: the observation, with the derived features appended if the policy uses them."""
-        obs = np.asarray(observations, dtype=np.float32)
-        if self._feat is not None:
-            feats = self._feat.derived_features(self.core, obs, version=int(self.meta["features"]))
-            obs = np.concatenate([obs, feats], axis=1)
-        return obs
+        return network_input(self.core, self._feat, self.meta, observations)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """``(B, A)`` the network's action logits (unmasked)."""

@@ -24,17 +24,14 @@ from typing import Any
 import numpy as np
 
 from deckgym.agents.base import Agent, masked_softmax
-from deckgym.agents.policy_file import check_policy_meta, features_module, game_of_core, policy_meta
+from deckgym.agents.policy_file import check_policy_meta, features_module, game_of_core, network_input
+from deckgym.agents.ppo import model_metadata
 
 
 def model_metadata_rllib(core: Any, game: str, features: bool, features_version: int | None = None,
                          **extra: Any) -> dict[str, Any]:
     """The policy-file metadata of an RLlib module for ``core`` (``arch`` is filled when it is saved)."""
-    version = None
-    if features:
-        fm = features_module(game)
-        version = int(fm.FEATURES_VERSION if features_version is None else features_version)
-    return policy_meta(core, game, "rllib", None, version, **extra)
+    return {**model_metadata(core, game, features, features_version, **extra), "engine": "rllib"}
 
 
 class RLlibAgent(Agent):
@@ -50,11 +47,7 @@ class RLlibAgent(Agent):
         self._feat = features_module(self.game) if meta.get("features") is not None else None
 
     def inputs(self, observations: np.ndarray) -> np.ndarray:
-        obs = np.asarray(observations, dtype=np.float32)
-        if self._feat is not None:
-            version = int(self.meta["features"])
-            obs = np.concatenate([obs, self._feat.derived_features(self.core, obs, version=version)], axis=1)
-        return obs
+        return network_input(self.core, self._feat, self.meta, observations)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The module's masked action logits, ``(B, A)``."""
