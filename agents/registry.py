@@ -1,4 +1,10 @@
-"""Agent specs → agents: ``random``, ``racko:bucket``, ``leastscore:counting``, ``ppo:PATH``, ``rllib:PATH``."""
+"""Agent specs → agents: ``random``, ``racko:bucket``, ``leastscore:counting``, ``ppo:PATH``, ``rllib:PATH``.
+
+``ppo:PATH.safetensors`` plays a policy file (``deckgym.agents.policy_file``), whichever engine
+trained it. A pickled model (an SB3 ``.zip``, an RLlib checkpoint folder, for which ``rllib:PATH``
+is the usual spelling) is refused in one line unless the spec ends in ``?allow_pickle=true``,
+the user's word that the file is trusted (see ``SECURITY.md``).
+"""
 
 from __future__ import annotations
 
@@ -41,8 +47,23 @@ def acts_on_infostates(spec: str) -> bool:
     from deckgym.playout import wants_infostate
 
     name = spec.partition("?")[0]
-    # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
+    if spec.startswith(("ppo:", "rllib:")):
+        return _policy_reads_infostates(_split_model_spec(spec)[1])
+    # unknown specs (make_agent names the error) read the default
     return name in AGENTS and wants_infostate(_agent_class(name))
+
+
+def _policy_reads_infostates(path: str) -> bool:
+    """Whether the policy file ``path`` was trained on information states (False if it cannot be read:
+    building the agent names the problem)."""
+    from deckgym.agents.policy_file import SUFFIX, read_meta
+
+    if not path.endswith(SUFFIX):
+        return False
+    try:
+        return read_meta(path).get("obs") == "infostate"
+    except (ValueError, OSError):
+        return False
 
 
 def _agent_class(name: str) -> type:
@@ -84,18 +105,51 @@ def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
             setattr(agent, key, value)
 
 
-def _ppo_options(spec: str, text: str) -> dict[str, Any]:
-    """``deterministic=true|false`` after ``ppo:PATH?``; anything else is refused by name."""
+def _split_model_spec(spec: str) -> tuple[str, str, str]:
+    """``ppo:PATH?opts`` → (prefix, PATH, opts); a ``?`` that is part of an existing path stays in it."""
+    prefix, _, path = spec.partition(":")
+    options = ""
+    if "?" in path and not os.path.exists(path):
+        path, _, options = path.rpartition("?")
+    return prefix + ":", path, options
+
+
+def _model_options(spec: str, prefix: str, text: str) -> dict[str, Any]:
+    """``deterministic=true|false`` and ``allow_pickle=true|false`` after ``PATH?``; anything else is refused."""
     out: dict[str, Any] = {}
     for item in filter(None, text.split("&")):
         key, eq, value = item.partition("=")
-        if key != "deterministic" or not eq:
-            raise ValueError(f"agent {spec!r}: ppo takes only deterministic=true|false, got {item!r}")
+        if key not in ("deterministic", "allow_pickle") or not eq:
+            raise ValueError(f"agent {spec!r}: {prefix[:-1]} takes only deterministic=true|false and "
+                             f"allow_pickle=true|false, got {item!r}")
         low = value.strip().lower()
         if low not in ("true", "false", "1", "0"):
-            raise ValueError(f"agent {spec!r}: deterministic must be true or false, got {value!r}")
-        out["deterministic"] = low in ("true", "1")
+            raise ValueError(f"agent {spec!r}: {key} must be true or false, got {value!r}")
+        out[key] = low in ("true", "1")
     return out
+
+
+def _model_agent(spec: str, core: Any, seed: int, game: str | None) -> Agent:
+    """``ppo:PATH`` / ``rllib:PATH``: a policy file, or a pickled model the spec accepts (see the module doc)."""
+    from deckgym.agents.policy_file import SUFFIX, PolicyAgent, pickled_kind, refuse_pickle
+
+    prefix, path, options = _split_model_spec(spec)
+    kwargs = _model_options(spec, prefix, options)
+    allow_pickle = kwargs.pop("allow_pickle", False)
+    kind = None if path.endswith(SUFFIX) or not os.path.exists(path) else pickled_kind(path)
+    if kind is None:
+        agent = PolicyAgent(core, path=path, seed=seed, game=game, **kwargs)
+    elif not allow_pickle:
+        raise refuse_pickle(path, kind, f"load it as {prefix}{path}?allow_pickle=true, or convert it once: "
+                                        f"deckgym convert {path} --allow-pickle (see SECURITY.md)")
+    else:
+        from deckgym.agents.policy_convert import read_trusted
+        from deckgym.agents.policy_file import game_of_core
+
+        tensors, meta = read_trusted(path, core, game or game_of_core(core))
+        agent = PolicyAgent(core, seed=seed, game=game, tensors=tensors, meta=meta, **kwargs)
+    agent.spec = spec
+    return agent
 
 
 def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> Agent:
@@ -103,26 +157,15 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
 
     A heuristic's tuning parameters can follow its name, ``racko:lookahead?outlook_samples=8``
     or ``leastscore:counting?min_success=0.5&gamma=0.9`` (each agent's ``param_ranges`` gives
-    them and their valid ranges; a value outside is a ``ValueError`` naming both). A PPO
-    model takes ``ppo:PATH?deterministic=false`` (sample its actions instead of the argmax).
+    them and their valid ranges; a value outside is a ``ValueError`` naming both). A policy
+    takes ``ppo:PATH?deterministic=false`` (sample its actions instead of the argmax) and, for a
+    pickled model the user trusts, ``?allow_pickle=true``.
     """
-    for prefix, example in (("ppo:", "ppo:models/racko_2p.zip"), ("rllib:", "rllib:models/racko_2p_rllib")):
+    for prefix, example in (("ppo:", "ppo:models/racko_2p.safetensors"), ("rllib:", "rllib:runs/RUN/model?allow_pickle=true")):
         if spec.startswith(prefix) and not spec[len(prefix):].partition("?")[0].strip():
             raise ValueError(f"agent {spec!r}: no model path after {prefix!r} (write {prefix}PATH, e.g. {example})")
-    if spec.startswith("ppo:"):
-        from deckgym.agents.ppo import PPOAgent
-
-        path, options = spec[4:], ""
-        if "?" in path and not os.path.exists(path):  # ppo:PATH?deterministic=false
-            path, _, options = path.rpartition("?")
-        kwargs = _ppo_options(spec, options)
-        agent = PPOAgent(core, path=path, seed=seed, game=game, **kwargs)
-        agent.spec = spec
-        return agent
-    if spec.startswith("rllib:"):
-        from deckgym.agents.rllib_agent import RLlibAgent
-
-        return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
+    if spec.startswith(("ppo:", "rllib:")):
+        return _model_agent(spec, core, seed, game)
     name, _, overrides = spec.partition("?")
     if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")

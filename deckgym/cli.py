@@ -1,5 +1,5 @@
 """The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``soak``,
-``rules``, ``play``, ``train``.
+``rules``, ``play``, ``train``, ``convert``.
 
 Errors are one clear line on stderr and exit code 2, raised before any work (output paths
 included); ``--debug`` shows the traceback. Ctrl-C exits 130 (``train`` first saves the
@@ -169,6 +169,40 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    """A trusted pickled model (SB3 zip, RLlib folder) to a policy file; refused without --allow-pickle."""
+    import os
+
+    from deckgym.agents.policy_convert import convert, default_output
+    from deckgym.agents.policy_file import SUFFIX, pickled_kind, read_meta, refuse_pickle
+    from deckgym.checks import check_output_file
+
+    if not os.path.exists(args.path):
+        raise FileNotFoundError(f"model not found: {args.path}")
+    kind = pickled_kind(args.path)
+    if kind is None:
+        if args.path.endswith(SUFFIX):
+            read_meta(args.path)  # a damaged one is named
+            raise ValueError(f"{args.path} is already a policy file (no pickles): play it as ppo:{args.path}")
+        raise ValueError(f"{args.path}: neither an SB3 model zip nor an RLlib model folder")
+    if not args.allow_pickle:
+        raise refuse_pickle(args.path, kind, f"add --allow-pickle: deckgym convert {args.path} --allow-pickle")
+    out = args.out or default_output(args.path)
+    if not out.endswith(SUFFIX):
+        raise ValueError(f"--out {out}: a policy file ends in {SUFFIX}")
+    check_output_file(out, "--out")
+    core = None
+    if args.game is not None:
+        entry = game_entry(args.game)
+        kwargs = _rules_kwargs(args)
+        if args.players is not None:
+            kwargs["num_players"] = args.players
+        core = entry.make_core(entry.make_rules(**kwargs))
+    path = convert(args.path, out, core=core, game=args.game)
+    print(f"wrote {path}: play it as ppo:{path}")
+    return 0
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from deckgym.viewer import view
 
@@ -271,6 +305,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", metavar="DIR|FILE", help="a folder of replays or one replay file")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     p.set_defaults(func=cmd_view)
+
+    p = sub.add_parser("convert", parents=[common], formatter_class=HELP,
+                       help="turn a trusted SB3 zip or RLlib model folder into a policy file (no pickles)",
+                       description="Read a pickled model you trust (an SB3 .zip, an RLlib model folder) once and write "
+                                   "its network as a policy file (.safetensors: weights and JSON, no code), which "
+                                   "deckgym loads as ppo:PATH. Nothing in the model is run: see SECURITY.md.")
+    p.add_argument("path", metavar="ZIP|FOLDER", help="the pickled model")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="required: you trust this file (reading a pickle can run code put in it)")
+    p.add_argument("--out", default=None, help="the policy file (None: PATH with .safetensors for .zip)")
+    p.add_argument("--game", default=None, help=f"for a zip without deckgym metadata (plain SB3): its game ({games})")
+    p.add_argument("--players", type=int, default=None, help="with --game: its table size")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="with --game: a rules field")
+    p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")

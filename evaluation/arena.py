@@ -228,7 +228,7 @@ def evaluate(
     """Play ``deals`` duplicate deals among ``specs`` and report per agent spec.
 
     Agents fill the seats in order; with fewer specs than ``players`` the last spec fills
-    the remaining seats (``ppo:m.zip racko:sequence --players 4``: one PPO, three
+    the remaining seats (``ppo:m.safetensors racko:sequence --players 4``: one PPO, three
     sequence players). ``progress(n)`` is called with the number of games just finished.
 
     The deals are played in fixed chunks (:func:`chunk_bounds`), here one after the other,

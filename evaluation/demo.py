@@ -1,8 +1,8 @@
 """The main job (``make demo``): trained agents against the heuristics, both games.
 
 For each game a round robin on duplicate deals among the heuristics, random play and
-every shipped model for that table size (PPO ``models/<game>_<P>p*.zip``, RLlib
-``models/<game>_<P>p*/`` model directories), printed as a
+every shipped model for that table size (the policy files ``models/<game>_<P>p*.safetensors``,
+whichever engine trained them), printed as a
 cross-table with ratings and written to ``OUT/<game>.json`` and ``OUT/<game>.png``.
 A bar per table shows the games played and the expected time left; a few games of the two
 best agents are written as replays to ``OUT/replays`` (``deckgym view OUT/replays``).
@@ -30,9 +30,8 @@ def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:
     agents stay out: a decision costs them about a hundred heuristic ones, so a 1,000-deal round
     robin would take hours (their figures are in EVALUATION.md)."""
     specs = [s for s in agent_specs(game) if not s.endswith((":PATH", ":search"))]
-    models = sorted(glob.glob(os.path.join(models_dir, f"{game}_{players}p*.zip")))
-    rllib = sorted(os.path.dirname(m) for m in glob.glob(os.path.join(models_dir, f"{game}_{players}p*", "deckgym_meta.json")))
-    return specs + [f"ppo:{m}" for m in models] + [f"rllib:{m}" for m in rllib]
+    models = sorted(glob.glob(os.path.join(models_dir, f"{game}_{players}p*.safetensors")))
+    return specs + [f"ppo:{m}" for m in models]
 
 
 def output_paths(out: str, game: str) -> tuple[str, str]:

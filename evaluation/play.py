@@ -3,7 +3,7 @@
     deckgym play racko --vs racko:sequence
     deckgym play racko --vs racko:sequence --vs racko:ranges --players 3 --seat 1 --matches
     deckgym play leastscore --vs leastscore:counting          # 4 players: 3 counting agents
-    deckgym play racko --vs ppo:models/racko_2p.zip --rule bonus=true
+    deckgym play racko --vs ppo:models/racko_2p.safetensors --rule bonus=true
 
 Everything shown comes from the human's own observation (``core.observe`` of the human's
 seat decoded by ``core.obs_view``) and from what every player sees at the table: the moves

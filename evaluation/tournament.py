@@ -87,12 +87,14 @@ MEAN_RATING = 1500.0  # the ratings' mean (bradley_terry_elo centres them there)
 
 
 def short_name(spec: str) -> str:
-    """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p``, ``rllib:models/racko_2p_rllib`` →
-    ``rllib:racko_2p_rllib`` (column headers, chart labels)."""
+    """``ppo:models/racko_2p.safetensors`` → ``ppo:racko_2p``, ``rllib:runs/x/model?allow_pickle=true``
+    → ``rllib:model`` (column headers, chart labels)."""
     for prefix in ("ppo:", "rllib:"):
         if spec.startswith(prefix):
-            base = os.path.basename(spec[len(prefix):].rstrip("/\\"))
-            return prefix + (base[:-4] if base.endswith(".zip") else base)
+            base = os.path.basename(spec[len(prefix):].partition("?")[0].rstrip("/\\"))
+            for ext in (".safetensors", ".zip"):
+                base = base[:-len(ext)] if base.endswith(ext) else base
+            return prefix + base
     return spec
 
 

@@ -105,9 +105,9 @@ def pile_cards(drv, name):
 def viewer(tmp_path_factory):
     d = tmp_path_factory.mktemp("replays")
     core = make_core("racko", 2)
-    ppo = make_agent(f"ppo:{ROOT / 'models' / 'racko_2p.zip'}", core, game="racko")
+    ppo = make_agent(f"ppo:{ROOT / 'models' / 'racko_2p.safetensors'}", core, game="racko")
     record("racko", core, [ppo, make_agent("racko:sequence", core, seed=1, game="racko")], 2, [0], 1, d,
-           specs=["ppo:models/racko_2p.zip", "racko:sequence"])
+           specs=["ppo:models/racko_2p.safetensors", "racko:sequence"])
     core4 = make_core("leastscore", 4)
     record("leastscore", core4, [make_agent("leastscore:greedy", core4, seed=i, game="leastscore") for i in range(4)],
            3, [0], 1, d)

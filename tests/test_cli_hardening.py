@@ -243,7 +243,7 @@ def test_rule_gives_a_one_element_tuple_and_checks_types(capsys):
 
 
 def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
-    """--out mymodel saves mymodel.zip and finds it again; --total-steps 300 with rollouts of
+    """--out mymodel saves mymodel.safetensors and finds it again; --total-steps 300 with rollouts of
     8 x 32 = 256 steps trains 512 steps, and the summary says so."""
     from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
@@ -252,9 +252,9 @@ def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
     out = tmp_path / "mymodel"
     summary = train.main(["racko", *TRAIN_SMALL, "--total-steps", "300", "--final-deals", "2",
                           "--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert summary["out"] == str(out) + ".zip" and summary["steps"] == 512 and summary["steps_requested"] == 300
+    assert summary["out"] == str(out) + ".safetensors" and summary["steps"] == 512 and summary["steps_requested"] == 300
     assert "rounded up to whole rollouts of 8 games x 32 steps" in summary["rounding"]
-    agent = PPOAgent(game("racko").make_core(), path=str(out) + ".zip")
+    agent = PPOAgent(game("racko").make_core(), path=str(out) + ".safetensors")
     assert agent.meta["arena"]["random"]["deals"] == 2
 
 
@@ -262,7 +262,7 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
     from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
 
-    runs, out = tmp_path / "runs", tmp_path / "m.zip"
+    runs, out = tmp_path / "runs", tmp_path / "m.safetensors"
     proc = subprocess.Popen([sys.executable, "-m", "deckgym", "train", "racko", *TRAIN_SMALL,
                              "--total-steps", "100000000", "--eval-every", "100000000", "--runs", str(runs),
                              "--run-name", "r", "--out", str(out)],
@@ -292,7 +292,7 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
     assert summary["interrupted"] is True and summary["steps"] > 0 and summary["out"] == str(out)
     assert json.loads(stdout[stdout.index("{"):]) == summary
     core = game("racko").make_core()
-    for path in [out, *(runs / "r" / "checkpoints").glob("interrupted_step_*.zip")]:
+    for path in [out, *(runs / "r" / "checkpoints").glob("interrupted_step_*.safetensors")]:
         agent = PPOAgent(core, path=str(path))
         assert agent.meta["interrupted"] is True
     obs = core.observe(core.init(4, 0), 0)

@@ -406,7 +406,7 @@ def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
     model.learn(64)
-    path = str(tmp_path / "tiny.zip")
+    path = str(tmp_path / "tiny.safetensors")
     save_model(model, path, model_metadata(env.core, "racko", features=True, train_config={"test": True}))
     s, out, script, result = run_scripted("racko", [f"ppo:{path}"], seed=1, rules_kwargs={"max_turns": 30})
     assert not result["quit"] and f"player_1 (ppo:{path})" in unwrap(out.getvalue())

@@ -102,7 +102,7 @@ def test_action_probabilities_are_recorded_where_the_agent_has_them(tmp_path):
             assert "probs" not in d
 
 
-@pytest.mark.parametrize("spec", ["ppo:models/racko_2p.zip", "rllib:models/racko_2p_rllib"])
+@pytest.mark.parametrize("spec", ["ppo:models/racko_2p.safetensors", "ppo:models/racko_2p_rllib.safetensors"])
 def test_learned_agents_action_probs_pick_their_action(spec):
     from pathlib import Path
 

@@ -79,9 +79,14 @@ def _hidden_layers(text: str) -> list[int]:
     return hidden
 
 
-def _zip_path(path: str) -> str:
-    """The file a model is saved to (``save_model`` adds ``.zip``)."""
-    return path if path.endswith(".zip") else path + ".zip"
+def _policy_path(path: str) -> str:
+    """The file a model is saved to: a policy file (``.safetensors`` added if missing; a ``.zip``
+    would be a pickle, and is refused)."""
+    from deckgym.agents.policy_file import SUFFIX
+
+    if path.endswith(".zip"):
+        raise ValueError(f"--out {path}: models are saved as policy files ({SUFFIX}), not SB3 zips")
+    return path if path.endswith(SUFFIX) else path + SUFFIX
 
 
 def apply_engine_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -146,11 +151,15 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     if args.init:
         from deckgym.agents.ppo import check_metadata, read_metadata
 
-        check_metadata(read_metadata(args.init), core, args.game, where=f"--init model {args.init}")
+        try:
+            meta = read_metadata(args.init)
+        except (ValueError, FileNotFoundError) as exc:  # a pickle is refused with the way to convert it
+            raise ValueError(f"--init: {exc}") from None
+        check_metadata(meta, core, args.game, where=f"--init model {args.init}")
 
     if args.expert and (args.bc_teacher or args.init):
         raise ValueError("--expert trains from its own labels: leave out --bc-teacher and --init "
-                         "(continue its model with PPO afterwards: --init runs/<run>/best.zip)")
+                         "(continue its model with PPO afterwards: --init runs/<run>/best.safetensors)")
     if args.expert and args.engine != "sb3":
         raise ValueError("--expert works with --engine sb3 only")
     kind = "expert" if args.expert else "ppo"
@@ -173,7 +182,7 @@ def validate(args: argparse.Namespace) -> TrainPlan:
             run_name, k = f"{base}-{k}", k + 1
     if not args.resume:
         run_dir = os.path.join(args.runs, run_name)
-    out_path = _zip_path(args.out) if args.out else os.path.join(run_dir, "best.zip")
+    out_path = _policy_path(args.out) if args.out else os.path.join(run_dir, "best.safetensors")
     if args.out:
         check_output_file(out_path, "--out")
     chunk = args.num_envs * args.n_steps
@@ -272,7 +281,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
     p.add_argument("--eval-against", default=None,
                    help="heuristics to evaluate against, comma-separated (None: the game's two best)")
     p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
-    p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
+    p.add_argument("--init", default=None,
+                   help="start from this policy file's network (.safetensors; same game and rules; a fresh optimizer)")
     p.add_argument("--bc-teacher", default=None,
                    help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
     p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
@@ -294,7 +304,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
     p.add_argument("--run-name", default=None,
                    help="folder of the run under --runs; refused if it exists (None: game__ppo__seed__time)")
     p.add_argument("--out", default=None,
-                   help="where to save the best model, .zip added if missing (None: runs/<run>/best.zip)")
+                   help="where to save the best model, .safetensors added if missing (None: runs/<run>/best.safetensors)")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop (and save) after this wall time, behaviour cloning included")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -315,6 +325,6 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ray-address", default=None,
                    help="rllib: join this Ray cluster (HOST:PORT or 'auto'; None: a local Ray on 127.0.0.1)")
     g.add_argument("--train-batch", type=int, default=4000, help="rllib: learner decisions per training iteration")
-    g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between checkpoints")
+    g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between saves of model.safetensors")
     g.add_argument("--refresh-every", type=int, default=5,
                    help="rllib self-play: iterations between copies of the learner's weights to the other seats")

@@ -1,10 +1,10 @@
 """Expert iteration, DAgger style: ``deckgym train GAME --expert SPEC``.
 
-    deckgym train racko --players 2 --expert racko:lookahead --expert-iterations 8 --out models/mine.zip
+    deckgym train racko --players 2 --expert racko:lookahead --expert-iterations 8 --out models/mine.safetensors
     deckgym train racko --expert racko:lookahead --resume runs/racko__expert__1__1796160000   # after Ctrl-C
 
-The network is a MaskablePPO policy (the file plays as ``ppo:PATH``, and ``--init`` continues
-it with PPO). Each iteration:
+The network is a MaskablePPO policy, saved as a policy file (it plays as ``ppo:PATH``, and
+``--init`` continues it with PPO). Each iteration:
 
 1. **play**: the network, sampling from its policy, plays the learner's seat of ``--num-envs``
    games against the opponent pool, about ``--expert-samples`` decisions (the first
@@ -19,8 +19,10 @@ it with PPO). Each iteration:
    iteration (against the first of them) is saved to ``--out``.
 
 The run folder holds the state after every finished iteration (``expert_state.json``, the
-network ``expert_model.zip``, the data set ``expert_data.npz``), so ``--resume RUN`` goes on
-from the last finished iteration with the run's own settings; every iteration draws its
+network ``expert_model.safetensors``, the data set ``expert_data.npz``; none of them holds a
+pickle), so ``--resume RUN`` goes on from the last finished iteration with the run's own
+settings (the network is rebuilt from its policy file; the refit's optimizer is made afresh
+every iteration anyway); every iteration draws its
 randomness from ``(seed, iteration)``, so a resumed run ends where an uninterrupted one does.
 Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and exits 130.
 ``--max-minutes`` is checked between iterations: no iteration starts after it.
@@ -40,7 +42,8 @@ import numpy as np
 from deckgym.rng import seed_of
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
-STATE, MODEL, DATA = "expert_state.json", "expert_model.zip", "expert_data.npz"
+STATE, MODEL, DATA = "expert_state.json", "expert_model.safetensors", "expert_data.npz"
+OLD_MODEL = "expert_model.zip"  # the pickled format of earlier versions
 # settings of the run itself: a resumed run takes them from its config.json, not the command line
 RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
                 "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
@@ -55,6 +58,11 @@ def resume_settings(args: argparse.Namespace) -> None:
     if not os.path.isfile(state) or not os.path.isfile(os.path.join(run, "config.json")):
         raise ValueError(f"--resume {run}: not an expert-iteration run folder (no {STATE}: no iteration finished "
                          "there yet, or another kind of run)")
+    if not os.path.isfile(os.path.join(run, MODEL)) and os.path.isfile(os.path.join(run, OLD_MODEL)):
+        from deckgym.agents.policy_file import convert_hint, pickled_kind, refuse_pickle
+
+        old = os.path.join(run, OLD_MODEL)
+        raise refuse_pickle(old, pickled_kind(old) or "a pickle", convert_hint(old) + ", then --resume again")
     with open(os.path.join(run, "config.json")) as f:
         config = json.load(f)
     for key, flag in (("game", "GAME"), ("expert", "--expert")):
@@ -97,8 +105,13 @@ def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state
 def _load_data(run_dir: str) -> Any:
     from deckgym.training.behaviour_cloning import TeacherSamples
 
-    with np.load(os.path.join(run_dir, DATA)) as z:
-        return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
+    path = os.path.join(run_dir, DATA)
+    try:
+        with np.load(path) as z:  # allow_pickle stays False: object arrays (pickles) are refused
+            return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
+    except (ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"--resume: {path} is not a data set of plain arrays ({exc}); deckgym never unpickles "
+                         "it") from None
 
 
 def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
@@ -106,7 +119,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from deckgym.agents.ppo import model_metadata, save_model, update_metadata
+    from deckgym.agents.ppo import model_metadata, rebuild_model, save_model, update_metadata
     from deckgym.agents.registry import acts_on_infostates, make_agent
     from deckgym.training.args import command_line
     from deckgym.training.behaviour_cloning import collect_teacher_samples, fit
@@ -130,7 +143,9 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     if resumed:
         with open(os.path.join(run_dir, STATE)) as f:
             state = json.load(f)
-        model = MaskablePPO.load(os.path.join(run_dir, MODEL), env=env, device="cpu")
+        model = rebuild_model(os.path.join(run_dir, MODEL), env, where=f"--resume {run_dir}", learning_rate=args.lr,
+                              n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
+                              seed=args.seed)
         data = _load_data(run_dir)
         print(f"resuming {run_dir} after iteration {state['iteration']}", flush=True)
     else:
@@ -165,7 +180,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             log = fit(policy.parameters(), sb3_losses(policy), data, args.expert_epochs, seed_of(args.seed, it, 4),
                       lr=args.expert_lr)
             policy.set_training_mode(False)
-            ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.zip"),
+            ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.safetensors"),
                               {**meta, "expert_iteration": it})
             res = arena_results(game, ckpt, plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
                                 args.episode == "match")

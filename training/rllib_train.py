@@ -6,7 +6,7 @@ Read it top to bottom: arguments → Ray (a local one on 127.0.0.1, or ``--ray-a
 the run directory and its config → the env (``deckgym.training.rllib_env``: the batched core's
 vector env, ``N`` games per env runner, the other seats played inside it) → the PPO config
 (module ``deckgym.agents.rllib_module.MaskedPPOModule``, ``K`` env runners of one vector env each,
-one local CPU learner) → the training loop → checkpoint, model and the final arena.
+one local CPU learner) → the training loop → the saved policy and the final arena.
 
 - ``--opponents SPEC=W,...``: the learner takes one seat per game and the pool plays the
   others. Default: self-play: a frozen copy of the learner plays the other seats, refreshed
@@ -23,13 +23,14 @@ one local CPU learner) → the training loop → checkpoint, model and the final
   module's policy and value heads are fitted to them (``deckgym.training.behaviour_cloning``) and
   the weights loaded into the learner and the env runners.
 - Ctrl-C stops the run: the policy as it stands is saved to ``model/`` with
-  ``summary.json`` (``"interrupted": true``; ``checkpoint/`` keeps the last periodic save)
-  and ``deckgym train`` exits with 130.
+  ``summary.json`` (``"interrupted": true``) and ``deckgym train`` exits with 130.
 - The run directory ``<runs>/<run>/`` holds ``config.json`` (every hyperparameter and the
-  command), ``progress.jsonl`` (one line per iteration), ``checkpoint/`` (the whole
-  algorithm, ``Algorithm.from_checkpoint``) and ``model/``: the policy's RLModule with
-  ``deckgym_meta.json`` (game, rules, observation and features version, config), which
-  plays as the agent ``rllib:<runs>/<run>/model``.
+  command), ``progress.jsonl`` (one line per iteration) and ``model.safetensors``: the
+  learner's policy and value networks as a policy file (``deckgym.agents.policy_file``; game,
+  rules, observation and features version, config; no pickles), saved every
+  ``--checkpoint-every`` iterations and at the end, which plays as the agent
+  ``ppo:<runs>/<run>/model.safetensors``. RLlib's own algorithm checkpoint (pickles) is not
+  written.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import sys
 import time
 from typing import Any
@@ -82,8 +82,8 @@ def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
                      num_cpus_per_env_runner=1, rollout_fragment_length="auto",
                      # a busy machine may take minutes per batch: wait for it rather than train on nothing
                      sample_timeout_s=3600.0)
-        # No actor restarts: a lost env runner stops the run in one error (checkpoint/ keeps the
-        # progress) instead of coming back with a fresh pool, and Ray logs no max_restarts error.
+        # No actor restarts: a lost env runner stops the run in one error (model.safetensors keeps
+        # the last periodic save) instead of coming back with a fresh pool, and Ray logs no max_restarts error.
         .fault_tolerance(restart_failed_env_runners=False)
         .learners(num_learners=0, num_cpus_per_learner=1)
         .rl_module(rl_module_spec=module_spec(args))
@@ -157,29 +157,15 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     return result
 
 
-def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
-               checkpoint: bool = True) -> tuple[str | None, str]:
-    """The policy to ``run_dir/model`` (the learner's RLModule plus ``deckgym_meta.json``) and,
-    with ``checkpoint``, the whole algorithm to ``run_dir/checkpoint``; each replaced atomically.
-    Returns both paths (the checkpoint's None if not written)."""
-    from deckgym.agents.rllib_agent import META_NAME
+def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any]) -> str:
+    """The learner's policy and value networks to ``run_dir/model.safetensors`` (a policy file,
+    replaced atomically); returns its path."""
+    from deckgym.agents.policy_convert import rllib_export
+    from deckgym.agents.policy_file import save_policy
 
-    ckpt, model = os.path.join(run_dir, "checkpoint"), os.path.join(run_dir, "model")
-    tmp_model = model + ".tmp"
-    shutil.rmtree(tmp_model, ignore_errors=True)
-    learner_module(algo, spec).save_to_path(os.path.abspath(tmp_model))
-    with open(os.path.join(tmp_model, META_NAME), "w") as f:
-        json.dump(meta, f, indent=2, default=str)
-    shutil.rmtree(model, ignore_errors=True)
-    os.replace(tmp_model, model)
-    if not checkpoint:
-        return None, model
-    tmp_ckpt = ckpt + ".tmp"
-    shutil.rmtree(tmp_ckpt, ignore_errors=True)
-    algo.save_to_path(os.path.abspath(tmp_ckpt))
-    shutil.rmtree(ckpt, ignore_errors=True)
-    os.replace(tmp_ckpt, ckpt)
-    return ckpt, model
+    activation = spec.model_config.get("fcnet_activation", "tanh")
+    tensors, arch = rllib_export(learner_state(algo), activation=activation)
+    return save_policy(os.path.join(run_dir, "model.safetensors"), tensors, {**meta, "arch": arch})
 
 
 def league_threshold(args: argparse.Namespace, players: int) -> float:
@@ -258,7 +244,7 @@ def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, An
     (the SB3 engine's final evaluation: the same seed and table)."""
     from deckgym.evaluation.arena import evaluate
 
-    spec, results = f"rllib:{model}", {}
+    spec, results = f"ppo:{model}", {}
     arena_rules = {k: v for k, v in plan.rules_kwargs.items() if k != "num_players"}
     for opp in plan.eval_against:
         rep = evaluate(args.game, [spec, opp], deals=args.final_deals, seed=12345, players=plan.rules.num_players,
@@ -274,13 +260,10 @@ def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, An
 
 
 def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
-    """Merge ``extra`` into the model's ``deckgym_meta.json`` (written whole, then renamed)."""
-    from deckgym.agents.rllib_agent import META_NAME, read_metadata
+    """Merge ``extra`` into the policy file's metadata (the file rewritten whole, then renamed)."""
+    from deckgym.agents.ppo import read_metadata, update_metadata
 
-    path = os.path.join(model, META_NAME)
-    with open(path + ".tmp", "w") as f:
-        json.dump({**read_metadata(model), **extra}, f, indent=2, default=str)
-    os.replace(path + ".tmp", path)
+    update_metadata(model, {**read_metadata(model), **extra})
 
 
 def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
@@ -321,7 +304,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     algo = build_config(args, env_config).build_algo()
     league = League(args, threshold)
     steps = it = 0
-    ckpt, model, interrupted, final = None, None, False, None
+    model, interrupted, final = None, False, None
     t_start = time.perf_counter()
     try:
         on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the learner's weights on every seat
@@ -347,7 +330,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                     print(console_line(row), flush=True)
                 out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
                 if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
-                    ckpt, model = save_model(algo, spec, run_dir, {
+                    model = save_model(algo, spec, run_dir, {
                         **meta, "steps": steps, "iterations": it,
                         "training_minutes": (time.perf_counter() - t_start) / 60})
                 if out_of_time:
@@ -362,13 +345,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 # the policy only: the env runners may be gone with the same Ctrl-C, and
                 # checkpoint/ keeps the last periodic save
                 print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
-                _, model = save_model(algo, spec, run_dir, {
+                model = save_model(algo, spec, run_dir, {
                     **meta, "steps": steps, "iterations": it, "interrupted": True,
-                    "training_minutes": (time.perf_counter() - t_start) / 60}, checkpoint=False)
+                    "training_minutes": (time.perf_counter() - t_start) / 60})
             elif final is not None:
                 add_to_metadata(model, {"arena": final, "arena_deals": args.final_deals})
-            summary = {"run": run_name, "run_dir": run_dir, "checkpoint": ckpt, "model": model,
-                       "agent": f"rllib:{model}", "steps": steps, "iterations": it,
+            summary = {"run": run_name, "run_dir": run_dir, "model": model,
+                       "agent": f"ppo:{model}", "steps": steps, "iterations": it,
                        "minutes": (time.perf_counter() - t_start) / 60,
                        "steps_per_second": steps / max(time.perf_counter() - t_start, 1e-9),
                        "snapshots": league.joined, "arena": final, "interrupted": interrupted}

@@ -1,6 +1,6 @@
 """Train a MaskablePPO agent for one game (``deckgym train GAME``), CleanRL style.
 
-    python -m deckgym.training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.zip
+    python -m deckgym.training.train racko --players 2 --total-steps 20_000_000 --out models/racko_2p.safetensors
 
 The defaults are a recipe that learns from scratch (no cloning): Rack-O 2p beats
 ``racko:ranges`` within minutes on two cores (``docs/notes/learning-results.md``). Its parts:
@@ -31,15 +31,17 @@ rollouts with the things between them:
   TensorBoard text), a progress bar.
 
 Run names are ``game__ppo__seed__time``, under ``--runs`` (default ``runs/``); a
-``--run-name`` whose folder exists is refused (one folder per run). Models are saved with
-their metadata (``deckgym.agents.ppo.save_model``): game, rules, observation layout version,
-features version, this config, arena results.
+``--run-name`` whose folder exists is refused (one folder per run). Models are saved as policy
+files (``deckgym.agents.ppo.save_model``: weights in safetensors, no pickles) with their
+metadata: game, rules, observation layout version, features version, architecture, this
+config, arena results. ``--init FILE`` starts from a policy file's network (its weights, a
+fresh optimizer, this command's PPO settings).
 
 Every argument is checked first (``deckgym.training.args``): a bad one is a one-line error
 and nothing is created. Training runs in whole rollouts (``--num-envs`` × ``--n-steps``
 learner steps), so ``--total-steps`` is rounded up to a multiple of that; the start line and
 ``summary.json`` give both figures. Ctrl-C stops the run: the model as it stands is saved
-(``checkpoints/interrupted_step_N.zip``, and ``--out`` if no evaluated model exists yet)
+(``checkpoints/interrupted_step_N.safetensors``, and ``--out`` if no evaluated model exists yet)
 with ``summary.json`` (``"interrupted": true``), and the command exits with 130.
 """
 
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from stable_baselines3.common.logger import configure
     from torch.utils.tensorboard import SummaryWriter
 
-    from deckgym.agents.ppo import PPOAgent, check_metadata, model_metadata, read_metadata, save_model, update_metadata
+    from deckgym.agents.ppo import (check_metadata, model_metadata, read_metadata, rebuild_model, save_model, snapshot,
+                                    update_metadata)
     from deckgym.agents.registry import acts_on_infostates
     from deckgym.training.vec_env import CoreVecEnv
 
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- the vector env: learner in one seat, opponents inside ---------------------------------
     features_version = args.features_version
     if args.init and features_version is None:  # continue with the layout the model was trained on
-        features_version = read_metadata(args.init).get("features_version")
+        features_version = read_metadata(args.init).get("features")
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in pool], opponent_weights=[w for _, w in pool],
                      rules=rules, episode=args.episode, reward=args.reward, shaping=args.shaping,
                      features=not args.no_features, seed=args.seed, features_version=features_version,
@@ -156,10 +159,11 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     hidden = plan.hidden
     if args.init:
         check_metadata(read_metadata(args.init), env.core, game, where=f"model {args.init}")
-        model = MaskablePPO.load(args.init, env=env, device="cpu", seed=args.seed,
-                                 custom_objects={"n_steps": args.n_steps, "batch_size": args.batch_size,
-                                                 "n_epochs": args.epochs, "learning_rate": args.lr,
-                                                 "ent_coef": args.ent_coef, "gamma": args.gamma})
+        # the network (arch and weights) from the policy file; the PPO settings and a fresh optimizer from here
+        model = rebuild_model(args.init, env, where=f"--init {args.init}", learning_rate=args.lr, n_steps=args.n_steps,
+                              batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
+                              gae_lambda=args.gae_lambda, clip_range=args.clip, ent_coef=args.ent_coef,
+                              vf_coef=args.vf_coef, seed=args.seed)
     else:
         model = MaskablePPO(
             "MlpPolicy", env, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -251,7 +255,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             # self-play league: a snapshot joins when the learner beats the pool often enough
             if len(tracker.recent) >= args.league_window and recent >= threshold and args.snapshot_weight > 0:
                 name = f"snapshot@{steps}"
-                agent = PPOAgent.snapshot(env.core, model.policy, meta, seed=steps, name=name)
+                agent = snapshot(env.core, model.policy, meta, seed=steps, name=name)
                 if len(snapshots) >= args.max_snapshots:  # the oldest leaves: weight 0
                     snapshots.pop(0)
                 snapshots.append(env.add_opponent(agent, weight=0.0, name=name))
@@ -268,7 +272,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
             if steps >= next_eval or steps >= args.total_steps or out_of_time:
                 next_eval += args.eval_every
-                ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.zip"), {**meta, "steps": steps})
+                ckpt = save_model(model, os.path.join(ckpt_dir, f"step_{steps}.safetensors"), {**meta, "steps": steps})
                 res = arena(ckpt, args.eval_deals)
                 for opp, r in res.items():
                     writer.add_scalar(f"arena/{opp}/win_rate", r["win_rate"], steps)
@@ -309,15 +313,15 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     with no_interrupts():  # a second Ctrl-C must not leave a half-written run behind
         if interrupted:
             print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
-            save_model(model, os.path.join(ckpt_dir, f"interrupted_step_{steps}.zip"),
+            save_model(model, os.path.join(ckpt_dir, f"interrupted_step_{steps}.safetensors"),
                        {**meta, "steps": steps, "interrupted": True})
             if best["arena"] is None:
                 save_model(model, out_path, {**meta, "steps": steps, "interrupted": True})
         else:
             update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals,
                                        "training_minutes_total": train_minutes})
-        if os.path.abspath(out_path) != os.path.abspath(os.path.join(run_dir, "best.zip")):
-            shutil.copy(out_path, os.path.join(run_dir, "best.zip"))
+        if os.path.abspath(out_path) != os.path.abspath(os.path.join(run_dir, "best.safetensors")):
+            shutil.copy(out_path, os.path.join(run_dir, "best.safetensors"))
         summary = {"run": run_name, "out": out_path, "steps": steps, "steps_requested": args.total_steps,
                    "minutes": train_minutes, "best_step": best["step"], "arena": final, "interrupted": interrupted}
         if plan.planned_steps != args.total_steps and not interrupted:
