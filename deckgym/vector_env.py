@@ -186,6 +186,13 @@ class DeckGymVectorEnv(VectorEnv):
         self.game = entry.name
         self.rules = rules
         self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
+        # Opponents are built on the default-observation core, whatever the learner sees: the
+        # play-out loop gives them default observations (an information-state agent finds its
+        # twin itself), and an agent sized by the information-state core would misread them.
+        self._agent_core = self.core
+        if obs != "default":
+            self._agent_core = entry.make_core(rules, episode=episode, reward=reward)
+            self._agent_core._infostate_twin = self.core  # what infostate_core() of it returns: this core
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward
@@ -250,7 +257,7 @@ class DeckGymVectorEnv(VectorEnv):
         if isinstance(opponent, str):
             from deckgym.agents.registry import make_agent  # agents sit above deckgym: resolved only when asked
 
-            agent = make_agent(opponent, self.core, seed=seed_of(self._seed, 7919, k), game=self.game)
+            agent = make_agent(opponent, self._agent_core, seed=seed_of(self._seed, 7919, k), game=self.game)
             label = opponent
         elif callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "seed", None)):
             agent = opponent

@@ -97,26 +97,28 @@ def test_a_users_own_training_module_does_not_shadow_the_entry_points(tmp_path):
     assert "user's own training.py" in res.stderr
 
 
+@pytest.mark.parametrize("obs", ["default", "infostate"])
 @pytest.mark.parametrize("game", list(CASES))
-def test_sb3_check_env(game):
+def test_sb3_check_env(game, obs):
     from stable_baselines3.common.env_checker import check_env
 
-    env = make(game)
+    env = make(game, obs=obs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a warning
         check_env(env.unwrapped, warn=True)
 
 
+@pytest.mark.parametrize("obs", ["default", "infostate"])
 @pytest.mark.parametrize("game", list(CASES))
-def test_gymnasium_check_env(game):
+def test_gymnasium_check_env(game, obs):
     from gymnasium.utils.env_checker import check_env
 
     # Gymnasium's step-determinism check samples an action *before* a reset and steps it
     # *after* it, so the stale action may be illegal in the new deal: the default
     # ("terminate", PettingZoo classic's convention) makes that a deterministic end.
-    check_env(make(game).unwrapped)
+    check_env(make(game, obs=obs).unwrapped)
     # with illegal_action="raise" every check up to that point passes, failing only there:
-    env = make(game, illegal_action="raise").unwrapped
+    env = make(game, obs=obs, illegal_action="raise").unwrapped
     with pytest.raises(ValueError, match="illegal action"):
         check_env(env)
 

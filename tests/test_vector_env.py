@@ -467,3 +467,20 @@ def test_an_information_state_opponent_makes_the_env_record_the_history():
     plain = DeckGymVectorEnv("racko", num_envs=3, num_players=2, opponents=["random"], seed=0)
     with pytest.raises(ValueError, match="racko:search.*history=True"):
         plain.add_opponent("racko:search")
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_information_state_learner_with_the_default_opponents(game):
+    """``obs="infostate"``: the learner sees information states, the default opponents (built on
+    the default-observation core) keep reading the default observation they are given."""
+    envs = gymnasium.make_vec(IDS[game], num_envs=4, vectorization_mode="vector_entry_point", obs="infostate")
+    env = envs.unwrapped
+    assert env.opponent_names == list(deckgym.vector_env.DEFAULT_OPPONENTS[game])
+    assert env.core.obs == "infostate" and env.core.obs_size > env.opponents[0].core.obs_size
+    obs, _ = envs.reset(seed=3)
+    ended = 0
+    for _ in range(150):
+        assert obs.shape == (4, env.core.obs_size) and obs in envs.observation_space
+        obs, _, term, trunc, _ = envs.step(np.argmax(env.action_masks(), axis=1))
+        ended += int((term | trunc).sum())
+    assert ended > 0
