@@ -183,6 +183,35 @@ def test_illegal_actions(game):
 
 
 @pytest.mark.parametrize("game", list(CASES))
+def test_mask_less_play_warns_once_per_phase_and_counts_the_rest(game):
+    """A learner that ignores the masks: each illegal action ends its episode (−1); the log gets
+    one warning per phase of the game, ``info["illegal_actions"]`` counts every one."""
+    env = make(game)
+    rng = np.random.default_rng(0)
+    ends = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, info = env.reset(seed=0)
+        assert info["illegal_actions"] == 0 and info["illegal_action"] == -1
+        for _ in range(400):
+            a = int(rng.integers(env.action_space.n))
+            legal = bool(env.unwrapped.action_masks()[a])
+            _, r, term, trunc, info = env.step(a)
+            if not legal:
+                ends += 1
+                assert (r, term, trunc, info["illegal_action"], info["won"]) == (-1.0, True, False, a, 0.0)
+            assert info["illegal_actions"] == ends
+            if term or trunc:
+                env.reset()  # without a seed: the count goes on
+    logged = [w for w in caught if "illegal action" in str(w.message)]
+    assert ends > 50
+    assert 1 <= len(logged) <= len(env.unwrapped.core.phase_names)
+    assert all("info['illegal_actions'] counts them" in str(w.message) for w in logged)
+    _, info = env.reset(seed=0)  # a seeded reset starts the count again, as it replays the deal
+    assert info["illegal_actions"] == 0
+
+
+@pytest.mark.parametrize("game", list(CASES))
 def test_seeding_is_reproducible(game):
     def run(seed_first):
         env = make(game)
