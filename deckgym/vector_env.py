@@ -38,7 +38,8 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
 - **Rewards**: ``reward="win"`` (the core's zero-sum win/loss at the episode end) or
   ``"points"``; plus potential-based shaping ``shaping * (Φ(next) − Φ(now))`` with the game's
   ``shaping_potential`` (Rack-O: the rack's longest increasing subsequence / 10; Least Score:
-  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``.
+  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``; its win
+  reward is the rules': Rack-O's highest round score wins it (R9), Least Score's has no winner (L10, all 0).
 - **Seeding**: ``reset(seed=s)`` deals game ``i`` from the core's random stream ``(s, i)``;
   learner seats, opponent draws and the opponents' own randomness come from generators
   seeded by ``s``. ``reset()`` without a seed continues from the last seeded one.
