@@ -20,13 +20,15 @@ FIXED = {
 }
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"num_players": 2}, {"num_players": 5, "episode": "match", "elimination_score": 25}])
+@pytest.mark.parametrize("kwargs", [{}, {"num_players": 2}, {"num_players": 5, "episode": "match", "elimination_score": 25},
+                                    {"num_players": 3, "obs": "infostate", "illegal_action": "terminate"}])
 def test_pettingzoo_api(kwargs):
     api_test(env(**kwargs), num_cycles=400)
 
 
 def test_pettingzoo_seed_and_render():
     seed_test(lambda: env(num_players=3), num_cycles=200)
+    seed_test(lambda: env(num_players=2, obs="infostate", illegal_action="terminate"), num_cycles=200)
     render_test(lambda render_mode=None: env(render_mode=render_mode))
 
 

@@ -14,13 +14,15 @@ from tests.conftest import legal_sampling, random_legal
 
 
 @pytest.mark.parametrize("kw", [{"num_players": 2}, {"num_players": 3, "bonus": True},
-                                {"num_players": 4, "partners": True, "episode": "match", "target_score": 60}])
+                                {"num_players": 4, "partners": True, "episode": "match", "target_score": 60},
+                                {"num_players": 2, "obs": "infostate", "illegal_action": "terminate"}])
 def test_pettingzoo_api_test(kw):
     api_test(env(**kw), num_cycles=400)
 
 
 def test_pettingzoo_seed_test():
     seed_test(lambda: env(num_players=3), num_cycles=300)
+    seed_test(lambda: env(num_players=3, obs="infostate", illegal_action="terminate"), num_cycles=300)
 
 
 def test_pettingzoo_render_test():
