@@ -34,12 +34,16 @@ def check_illegal_action_mode(mode: Any) -> str:
     return mode
 
 
-def illegal_action_message(core: Any, state: Any, action: int, mask: np.ndarray, who: str = "") -> str:
-    """One line naming the action, the phase and the legal actions (game 0 of ``state``)."""
+def illegal_action_message(core: Any, state: Any, action: int, mask: np.ndarray, who: str = "",
+                           learner: bool = False, game: int | None = None) -> str:
+    """One line naming the action, the phase and the legal actions (game 0 of ``state``):
+    ``illegal action 5 (slot_4) for player_1 in phase 'choose'; legal: ...`` (``who``), or
+    ``illegal learner action 5 (slot_4) in game 3 in phase ...`` (a Gymnasium view's learner)."""
     phase = core.phase_names[int(core.phase(state)[0])]
     legal = ", ".join(f"{i} ({core.action_names[i]})" for i in np.flatnonzero(mask))
     what = f"{action} ({core.action_names[action]})" if 0 <= action < core.num_actions else f"{action} (out of range)"
-    return f"illegal action {what}{f' for {who}' if who else ''} in phase {phase!r}; legal: {legal}"
+    where = (f" for {who}" if who else "") + (f" in game {game}" if game is not None else "")
+    return f"illegal {'learner ' if learner else ''}action {what}{where} in phase {phase!r}; legal: {legal}"
 
 
 class IllegalActionLog:

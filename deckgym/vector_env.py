@@ -429,8 +429,8 @@ class DeckGymVectorEnv(VectorEnv):
         return a, illegal
 
     def _illegal_message(self, g: int, action: int) -> str:
-        who = "the learner" if self.num_envs == 1 else f"the learner in game {g}"
-        return illegal_action_message(self.core, self.state.take(np.array([g])), action, self._masks[g], who)
+        return illegal_action_message(self.core, self.state.take(np.array([g])), action, self._masks[g], learner=True,
+                                      game=None if self.num_envs == 1 else g)
 
     def _end_illegal(self, a: np.ndarray, illegal: np.ndarray, rew: np.ndarray, done: np.ndarray) -> None:
         """``illegal_action="terminate"``: the games ``illegal`` end at once, reward −1 to the

@@ -119,7 +119,7 @@ def test_gymnasium_check_env(game, obs):
     check_env(make(game, obs=obs).unwrapped)
     # with illegal_action="raise" every check up to that point passes, failing only there:
     env = make(game, obs=obs, illegal_action="raise").unwrapped
-    with pytest.raises(ValueError, match="illegal action"):
+    with pytest.raises(ValueError, match="illegal learner action"):
         check_env(env)
 
 
@@ -166,7 +166,7 @@ def test_illegal_actions(game):
     mask = env.unwrapped.action_masks()
     bad = int(np.flatnonzero(~mask)[0])
     name = env.unwrapped.core.action_names[bad]
-    with pytest.raises(ValueError, match=re.escape(f"illegal action {bad} ({name})")):
+    with pytest.raises(ValueError, match=re.escape(f"illegal learner action {bad} ({name}) in phase")):
         env.step(bad)
     with pytest.raises(ValueError, match="out of range"):
         env.step(env.action_space.n)
@@ -175,7 +175,7 @@ def test_illegal_actions(game):
     env.step(int(np.flatnonzero(mask)[0]))  # still usable after the refusals
     env = make(game)  # default: terminate, with a warning naming the action
     env.reset(seed=0)
-    with pytest.warns(UserWarning, match=re.escape(f"illegal action {bad} ({name})")):
+    with pytest.warns(UserWarning, match=re.escape(f"illegal learner action {bad} ({name}) in phase")):
         obs, r, term, trunc, info = env.step(bad)
     assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, bad)
     with pytest.raises(ValueError, match="illegal_action"):

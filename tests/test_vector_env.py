@@ -369,7 +369,7 @@ def test_bad_steps_and_resets():
     bad = np.argmax(m, axis=1)
     bad[1] = int(np.flatnonzero(~m[1])[0])
     env.illegal_action = "raise"
-    with pytest.raises(ValueError, match=rf"illegal action {bad[1]} \(.*\) for the learner in game 1 in phase .*; legal: "):
+    with pytest.raises(ValueError, match=rf"illegal learner action {bad[1]} \(.*\) in game 1 in phase .*; legal: "):
         env.step(bad)
     env.step(np.argmax(m, axis=1))  # still usable after the refusals
     with pytest.raises(ValueError, match="illegal_action must be one of"):
@@ -524,5 +524,5 @@ def test_mask_less_actions_end_their_games_as_in_the_single_agent_view(game):
     np.testing.assert_array_equal(env.illegal_log.counts, seen)
     strict = DeckGymVectorEnv(game, num_envs=2, illegal_action="raise")
     strict.reset(seed=0)
-    with pytest.raises(ValueError, match="for the learner in game 0"):
+    with pytest.raises(ValueError, match="illegal learner action .* in game 0 in phase"):
         strict.step(np.argmin(strict.action_masks(), axis=1))

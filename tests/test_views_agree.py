@@ -66,11 +66,11 @@ def test_an_illegal_action_ends_the_episode_alike(game, seed):
     for key in ("round_points", "illegal_action", "illegal_actions"):  # neutral before the end, same names
         assert aec.infos["player_0"][key] == info_s[key]
     bad = int(np.flatnonzero(view["action_mask"] == 0)[0])
-    with pytest.warns(UserWarning, match=f"illegal action {bad} "):
+    with pytest.warns(UserWarning, match=f"illegal action {bad} .* for player_0 in phase"):
         aec.step(bad)
-    with pytest.warns(UserWarning, match=f"illegal action {bad} "):
+    with pytest.warns(UserWarning, match=f"illegal learner action {bad} .* in phase"):
         o_s, r_s, term_s, trunc_s, info_s = single.step(bad)
-    with pytest.warns(UserWarning, match=f"illegal action {bad} "):
+    with pytest.warns(UserWarning, match=f"illegal learner action {bad} .* in phase"):
         o_v, r_v, term_v, trunc_v, infos_v = vec.step(np.array([bad]))
     _, r_a, term_a, trunc_a, info_a = aec.last()
     assert (r_a, term_a, trunc_a) == (r_s, term_s, trunc_s) == (r_v[0], term_v[0], trunc_v[0]) == (-1.0, True, False)
