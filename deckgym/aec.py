@@ -251,9 +251,9 @@ class CoreAECEnv(AECEnv, EzPickle):
 
     def _terminate_illegal(self, agent: str, action: int) -> None:
         """As PettingZoo's TerminateIllegalWrapper: the offender gets -1, everyone is done."""
-        game = np.zeros(1, np.int64)
-        self.illegal_log.record(self.core.phase_names, game, self.core.phase(self.game_state), lambda g: illegal_action_message(
-            self.core, self.game_state, action, self._mask, agent))
+        msg = illegal_action_message(self.core, self.game_state, action, self._mask, agent)
+        self.illegal_log.record(self.core.phase_names, np.zeros(1, np.int64), self.core.phase(self.game_state),
+                                lambda g: msg)
         for ag in self.agents:
             self.rewards[ag] = 0.0
             self.terminations[ag] = True

@@ -21,10 +21,10 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
 - **Masks**: :meth:`~DeckGymVectorEnv.action_masks` is the ``(N, A)`` bool mask of the
   learner's legal actions; ``infos["action_mask"]`` holds the same as int8 (as the
   single-agent view does).
-- **Illegal actions** (:mod:`deckgym.illegal`), as the single-agent view: ``illegal_action=
-  "terminate"`` (default) ends that game's episode, reward −1, a loss (``won`` 0,
-  ``round_points`` 0), ``infos["illegal_action"]`` the action and ``infos["illegal_actions"]``
-  the game row's count since the last seeded reset; the first in each phase is logged. ``"raise"``: ``ValueError``.
+- **Illegal actions** (:mod:`deckgym.illegal`), as the single-agent view: ``"terminate"``
+  (default) ends that game's episode, reward −1, a loss (``won`` 0, ``round_points`` 0),
+  ``infos["illegal_action"]`` the action, ``infos["illegal_actions"]`` the row's count since
+  the last seeded reset; the first in each phase is logged. ``"raise"``: ``ValueError``.
 - **Autoreset** (``metadata["autoreset_mode"]``, Gymnasium's
   :class:`~gymnasium.vector.AutoresetMode`): ``NEXT_STEP`` (default) returns the finished
   game's last observation; the next ``step`` ignores that game's action and returns the first
@@ -38,8 +38,8 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
 - **Rewards**: ``reward="win"`` (the core's zero-sum win/loss at the episode end) or
   ``"points"``; plus potential-based shaping ``shaping * (Φ(next) − Φ(now))`` with the game's
   ``shaping_potential`` (Rack-O: the rack's longest increasing subsequence / 10; Least Score:
-  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``; its win
-  reward is the rules': Rack-O's highest round score wins it (R9), Least Score's has no winner (L10, all 0).
+  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``; by the
+  rules its highest round score wins in Rack-O (R9), nobody wins in Least Score (L10, all 0).
 - **Seeding**: ``reset(seed=s)`` deals game ``i`` from the core's random stream ``(s, i)``;
   learner seats, opponent draws and the opponents' own randomness come from generators
   seeded by ``s``. ``reset()`` without a seed continues from the last seeded one.
