@@ -166,7 +166,15 @@ class Core(Protocol):
         """Named, decoded fields of a batch of observations."""
 
     def state_dict(self, state: BatchState, b: int = 0) -> dict[str, Any]:
-        """The full state of game ``b`` in readable form (``env.state()``)."""
+        """The full state of game ``b`` in readable form (``env.state_dict()``)."""
+
+    def state_array(self, state: BatchState) -> np.ndarray:
+        """``(B, state_size)`` float32: the full state, hidden cards included, in
+        ``[state_low, state_high]`` (``env.state()``; fields at ``state_slices``)."""
+
+    def empty_result(self, state: BatchState) -> StepResult:
+        """What a step that ended nothing reports for ``state``'s games (zeros; ``total_points``
+        the totals the games hold): the AEC env's round infos before a round ends."""
 
 
 EPISODES = ("round", "match")

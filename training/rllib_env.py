@@ -62,7 +62,8 @@ class RLlibVectorEnv(DeckGymVectorEnv):
         super().__init__(game, num_envs=num_envs, opponents=[s for s, _ in pool] or ["random"],
                          opponent_weights=[w for _, w in pool] or None, episode=episode, reward=reward,
                          features=features, features_version=features_version,
-                         autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, **dict(rules_kwargs or {}))
+                         autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, illegal_action="raise",  # masked: a bug
+                         **dict(rules_kwargs or {}))
         if self.self_play:  # the placeholder above only built the env: the learner's copy replaces it
             self.opponents[0] = self._snapshot_agent(None, SELF, seed_of(self._seed, 7919, 0))
             self.opponent_names[0] = SELF
