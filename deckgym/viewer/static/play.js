@@ -3,9 +3,10 @@
 "use strict";
 
 const P = {snap: null, busy: false};
+const TOKEN = new URLSearchParams(location.search).get("token") || "";  // the server's, from the printed URL
 
 async function call(method, url, body) {
-  const r = await fetch(url, {method, headers: {"Content-Type": "application/json"},
+  const r = await fetch(url, {method, headers: {"Content-Type": "application/json", "X-Deckgym-Token": TOKEN},
                               body: body === undefined ? undefined : JSON.stringify(body)});
   const data = await r.json();
   if (!r.ok) throw new Error(data.error || r.statusText);

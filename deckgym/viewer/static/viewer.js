@@ -4,9 +4,10 @@
 "use strict";
 
 const V = {list: [], data: null, id: null, k: 0, view: "god", timer: null};
+const TOKEN = new URLSearchParams(location.search).get("token") || "";  // the server's, from the printed URL
 
 async function getJSON(url) {
-  const r = await fetch(url);
+  const r = await fetch(url, {headers: {"X-Deckgym-Token": TOKEN}});
   const body = await r.json();
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
@@ -106,7 +107,7 @@ function go(k) {
       (REASONS[e.reason] || e.reason) + ". Winner: " + e.winners.map(s => V.data.labels[s]).join(", ") + "."));
     res.appendChild(pointsTable(V.data.labels, e));
   }
-  history.replaceState(null, "", "?replay=" + V.id + "&k=" + V.k + "&view=" + V.view);
+  history.replaceState(null, "", "?token=" + encodeURIComponent(TOKEN) + "&replay=" + V.id + "&k=" + V.k + "&view=" + V.view);
 }
 
 function stop() {
