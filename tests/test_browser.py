@@ -38,8 +38,8 @@ def _find(*names):
     return None
 
 
-@pytest.fixture(scope="module")
-def browser():
+def browser_driver():
+    """A headless Chromium driven by Selenium and its clean-up (quit, profile removed)."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -55,9 +55,19 @@ def browser():
     opts.binary_location = chromium
     drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
     drv.set_page_load_timeout(30)
+
+    def cleanup():
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+    return drv, cleanup
+
+
+@pytest.fixture(scope="module")
+def browser():
+    drv, cleanup = browser_driver()
     yield drv
-    drv.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    cleanup()
 
 
 def shot(drv, tmp_path, name):

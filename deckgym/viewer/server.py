@@ -206,12 +206,12 @@ def _handler(app: JsonApp, timeout: float) -> type[BaseHTTPRequestHandler]:
         # -- answers ----------------------------------------------------------------------------
         def _answer(self, fn: Any, *args: Any) -> None:
             try:
-                body = strict_json(fn(*args))
+                result = fn(*args)
             except RequestError as exc:
                 return self._json(exc.status, {"error": one_line(exc)})
             except ValueError as exc:  # the app's own checks (a replay that cannot be read, ...)
                 return self._json(400, {"error": one_line(exc)})
-            self._send(200, body, "application/json")
+            self._send(200, strict_json(result), "application/json")  # NaN in an answer: a bug, so a 500
 
         def _get(self) -> None:
             if not self._host_ok():
