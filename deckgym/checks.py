@@ -38,16 +38,19 @@ def check_output_file(path: str | None, flag: str, suffixes: Iterable[str] = ())
     is missing or takes no new file, or that is a folder or another non-regular file."""
     if path is None:
         return
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path}: is a folder, not a file")
     suffixes = tuple(suffixes)
     if suffixes and not path.lower().endswith(suffixes):
         raise ValueError(f"{flag} {path}: the format comes from the extension: name it *{' or *'.join(suffixes)}")
     folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ValueError(f"{flag} {path}: is a folder, not a file")
     if not os.path.isdir(folder):
         raise ValueError(f"{flag} {path}: folder {os.path.dirname(path) or '.'} does not exist (create it first)")
-    if os.path.lexists(path) and not os.path.islink(path) and not stat.S_ISREG(os.lstat(path).st_mode):
-        raise ValueError(f"{flag} {path}: exists and is not a regular file")
+    if os.path.lexists(path) and not os.path.islink(path):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise ValueError(f"{flag} {path}: exists and is not a regular file")
+        if not os.access(path, os.W_OK):  # the rename would replace it: respect a write-protected result
+            raise ValueError(f"{flag} {path}: file exists and is not writable")
     _probe(folder, flag, path)
 
 
