@@ -209,8 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
     p.add_argument("--matches", "--match", action="store_true", help="score whole matches instead of rounds")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (PATH ends in .json)")
+    p.add_argument("--chart", metavar="PATH", help="write a chart of the win rates (PATH ends in .png, .svg or .pdf)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--batch", type=int, default=4096, metavar="B",
                    help="games in one chunk (B // players deals at once); a smaller B makes more chunks, "
@@ -219,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
                         "(HOST:PORT or auto); the same results as without")
-    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR")
+    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR; "
+                                                    "refused if DIR holds replays this run would not replace")
     p.add_argument("--replay-games", type=int, default=None, metavar="K",
                    help="how many deals to write with --replays, each in every seating (default 5)")
     p.set_defaults(func=cmd_eval)

@@ -341,3 +341,36 @@ def test_a_page_on_another_local_origin_cannot_drive_or_read_the_play_server(tmp
         evil.shutdown()
         evil.server_close()
         stop(srv)
+
+
+def test_the_viewer_keeps_its_token_across_steps_and_a_reload(tmp_path):
+    """The page sends the token with every call and keeps it in the address it rewrites; without
+    it the page says how to get in and shows no replay."""
+    from deckgym.agents.random_agent import RandomAgent
+    from deckgym.viewer import ReplayLibrary, ViewerApp
+    from tests.conftest import make_core
+    from tests.test_browser import browser_driver, wait
+    from tests.test_replay import record
+
+    core = make_core("racko", 2)
+    record("racko", core, [RandomAgent(core, seed=i) for i in range(2)], 1, [0], 1, tmp_path)
+    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    drv, cleanup = browser_driver()
+    try:
+        base = f"http://127.0.0.1:{srv.server_port}/"
+        drv.get(f"{base}?token={srv.token}")
+        wait(drv, "return document.body.dataset.ready === '1'")
+        drv.find_element("id", "step").click()
+        assert f"token={srv.token}" in drv.current_url and "k=1" in drv.current_url
+        drv.refresh()
+        wait(drv, "return document.body.dataset.ready === '1'")
+        assert drv.find_element("id", "position").get_attribute("data-k") == "1"
+        assert drv.find_element("id", "error").text == ""
+        refused = srv.refused
+        drv.get(base)  # no token: the API refuses, the page says why
+        wait(drv, "return document.getElementById('error').textContent !== ''")
+        assert "no valid token" in drv.find_element("id", "error").text and srv.refused == refused + 1
+    finally:
+        cleanup()
+        stop(srv)
