@@ -11,7 +11,7 @@ import pytest
 
 import deckgym.evaluation.demo
 from deckgym.cli import main as cli
-from deckgym.outputs import atomic_path, write_json
+from deckgym.outputs import atomic_path, write_json, write_text
 from deckgym.replay import load
 from tests.test_cli_hardening import _error, _no_work
 
@@ -111,8 +111,8 @@ def test_demo_refuses_another_run_s_replays_before_the_tournaments(tmp_path, mon
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     path = tmp_path / "r.json"
     path.write_text('{"old": 1}')
-    with pytest.raises(TypeError):
-        write_json(str(path), {"x": object()})
+    with pytest.raises(UnicodeEncodeError):  # fails while writing: the target must not be truncated
+        write_text(str(path), '{"new": "' + "x" * 100_000 + '\ud800"}')
     assert path.read_text() == '{"old": 1}' and os.listdir(tmp_path) == ["r.json"]
     with pytest.raises(RuntimeError):
         with atomic_path(str(path)) as tmp:
