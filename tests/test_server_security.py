@@ -374,3 +374,36 @@ def test_the_viewer_keeps_its_token_across_steps_and_a_reload(tmp_path):
     finally:
         cleanup()
         stop(srv)
+
+
+def test_text_from_a_replay_is_drawn_as_text_never_as_html(tmp_path):
+    """A replay is data from anywhere: its seat names and move names reach the page as text."""
+    from deckgym.agents.random_agent import RandomAgent
+    from deckgym.viewer import ReplayLibrary, ViewerApp
+    from tests.conftest import make_core
+    from tests.test_browser import browser_driver, wait
+    from tests.test_replay import record
+
+    core = make_core("racko", 2)
+    reps, _ = record("racko", core, [RandomAgent(core, seed=i) for i in range(2)], 1, [0], 1, tmp_path)
+    path = reps[0].path
+    evil = '<img src=x onerror="document.body.dataset.pwned=1">'
+    lines = [json.loads(x) for x in open(path)]
+    lines[0]["seats"] = [evil, "<script>document.body.dataset.pwned=2</script>"]
+    for d in lines[1:]:
+        if d["type"] == "decision":
+            d["move"] = evil
+    with open(path, "w") as f:
+        f.writelines(json.dumps(x) + "\n" for x in lines)
+    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    drv, cleanup = browser_driver()
+    try:
+        drv.get(f"http://127.0.0.1:{srv.server_port}/?token={srv.token}&replay=0&k=1&view=god")
+        wait(drv, "return document.body.dataset.ready === '1'")
+        assert drv.execute_script("return document.body.dataset.pwned") is None
+        assert drv.execute_script("return document.querySelectorAll('img, main script').length") == 0
+        assert evil in drv.find_element("tag name", "body").text  # shown, literally
+    finally:
+        cleanup()
+        stop(srv)
