@@ -407,3 +407,29 @@ def test_text_from_a_replay_is_drawn_as_text_never_as_html(tmp_path):
     finally:
         cleanup()
         stop(srv)
+
+
+@pytest.mark.parametrize("argv", [["view", "{dir}"], ["play", "racko", "--vs", "racko:bucket", "--web", "--replays", "{dir}"]])
+def test_a_taken_port_is_one_line_from_the_command(tmp_path, argv):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.test_replay import record
+    from deckgym.agents.random_agent import RandomAgent
+    from tests.conftest import make_core
+
+    core = make_core("racko", 2)
+    record("racko", core, [RandomAgent(core, seed=i) for i in range(2)], 1, [0], 1, tmp_path)
+    root = str(Path(__file__).resolve().parents[1])
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cmd = [sys.executable, "-m", "deckgym"] + [a.replace("{dir}", str(tmp_path)) for a in argv] + ["--port", str(port)]
+        env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port 0 takes any free port" in done.stderr
