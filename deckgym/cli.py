@@ -33,20 +33,22 @@ def _rules_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from deckgym.evaluation.arena import evaluate, save_chart, save_json
-    from deckgym.checks import check_output_file, check_range
+    from deckgym.evaluation.arena import evaluate, replay_names, save_chart, save_json
+    from deckgym.checks import (CHART_SUFFIXES, check_distinct_outputs, check_output_file, check_range,
+                                check_replay_dir)
 
-    check_output_file(args.json, "--json")  # before the evaluation, not after it
-    check_output_file(args.chart, "--chart")
     check_range("--games", args.games, 1)
     check_range("--seed", args.seed, 0)
     players = args.players or max(len(args.agents), 2)
     check_range("--batch", args.batch, players)
+    # every output before the evaluation, not after it: format, folder, one path each
+    check_output_file(args.json, "--json", (".json",))
+    check_output_file(args.chart, "--chart", CHART_SUFFIXES)
+    check_distinct_outputs({"--json": args.json, "--chart": args.chart, "--replays": args.replays})
+    replay_games = args.replay_games if args.replay_games is not None else min(5, args.games)
     if args.replays is not None:
-        from deckgym.checks import check_output_dir
-
-        check_output_dir(args.replays, "--replays")
         check_range("--replay-games", args.replay_games, 1, args.games)
+        check_replay_dir(args.replays, "--replays", replay_names(args.game, players, replay_games))
     elif args.replay_games is not None:
         raise ValueError("--replay-games needs --replays DIR (where to write them)")
     rules_kwargs = _rules_kwargs(args)
@@ -70,7 +72,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         progress=progress,
         ray=args.ray,
         replays=args.replays,
-        replay_games=args.replay_games if args.replay_games is not None else min(5, args.games),
+        replay_games=replay_games,
     )
     print(report.table())
     if args.replays:
@@ -89,7 +91,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from deckgym.checks import check_output_file
 
     game_entry(args.game)
-    check_output_file(args.json, "--json")
+    check_output_file(args.json, "--json", (".json",))
     argv = [args.game, "--seconds", str(args.seconds), "--batches", *map(str, args.batches)]
     if args.players:
         argv += ["--players", str(args.players)]
@@ -112,7 +114,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
     unknown = [n for n in args.variants or [] if n not in names]
     if unknown:
         raise ValueError(f"--variants: unknown {', '.join(unknown)}; valid: {', '.join(names)}")
-    check_output_file(args.json, "--json")
+    check_output_file(args.json, "--json", (".json",))
     argv = ["--steps", str(args.steps), "--batch", str(args.batch), "--seed", str(args.seed),
             "--leak-every", str(args.leak_every)]
     if args.variants:
@@ -241,8 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
     p.add_argument("--matches", "--match", action="store_true", help="score whole matches instead of rounds")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (PATH ends in .json)")
+    p.add_argument("--chart", metavar="PATH", help="write a chart of the win rates (PATH ends in .png, .svg or .pdf)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--batch", type=int, default=4096, metavar="B",
                    help="games in one chunk (B // players deals at once); a smaller B makes more chunks, "
@@ -251,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
                         "(HOST:PORT or auto); the same results as without")
-    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR")
+    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR; "
+                                                    "refused if DIR holds replays this run would not replace")
     p.add_argument("--replay-games", type=int, default=None, metavar="K",
                    help="how many deals to write with --replays, each in every seating (default 5)")
     p.set_defaults(func=cmd_eval)

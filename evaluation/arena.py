@@ -32,6 +32,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from deckgym.rng import seed_of
+from deckgym.outputs import atomic_path, write_json, write_text
 from deckgym.replay import Recorder, make_header
 from deckgym.registration import game as game_entry
 from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
@@ -167,7 +168,7 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
                         # i beats j: 1; both won: 0.5 each; both lost: no information
                         score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
                         np.add.at(t["pair"], (owners[:, i], owners[:, j]), score)
-    t["replays"] = [(f"{game}-deal{int(ids[r]):05d}-rot{int(rot[r])}.jsonl", rec.records[int(r)].lines)
+    t["replays"] = [(replay_name(game, int(ids[r]), int(rot[r])), rec.records[int(r)].lines)
                     for r in rows] if rec else []
     return t
 
@@ -286,14 +287,24 @@ def evaluate(
     return report
 
 
+def replay_name(game: str, deal: int, rotation: int) -> str:
+    """The file name of an arena game's replay: ``<game>-deal<deal>-rot<rotation>.jsonl``."""
+    return f"{game}-deal{deal:05d}-rot{rotation}.jsonl"
+
+
+def replay_names(game: str, players: int, replay_games: int) -> list[str]:
+    """Every replay file an arena run with ``replay_games`` writes (each deal in every rotation):
+    what ``--replays DIR`` may already hold, since the run replaces them."""
+    return [replay_name(game, d, r) for d in range(replay_games) for r in range(players)]
+
+
 def write_replays(folder: str, replays: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
-    """Write ``[(file name, replay lines)]`` into ``folder`` (created); returns the paths."""
+    """Write ``[(file name, replay lines)]`` into ``folder`` (created), each file atomically; returns the paths."""
     os.makedirs(folder, exist_ok=True)
     paths = []
     for name, lines in replays:
         path = os.path.join(folder, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+        write_text(path, "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
         paths.append(path)
     return paths
 
@@ -322,11 +333,20 @@ def save_chart(report: ArenaReport, path: str) -> None:
     ax.set_title(f"{report.game}: {report.deals} duplicate deals, {unit}, seed {report.seed}")
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: str) -> None:
+    """Save a matplotlib figure atomically, in the format its extension names (.png, .svg, .pdf), and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
 
 
 def save_json(report: Any, path: str) -> None:
-    """Write any report with a ``to_json()`` (arena or tournament) as JSON."""
-    with open(path, "w") as f:
-        json.dump(report.to_json(), f, indent=2)
+    """Write any report with a ``to_json()`` (arena or tournament) as JSON, atomically."""
+    write_json(path, report.to_json())

@@ -18,8 +18,8 @@ import time
 from typing import Any, TextIO
 
 from deckgym.agents.registry import agent_specs
-from deckgym.evaluation.arena import evaluate, save_json
-from deckgym.checks import check_output_dir, check_output_file
+from deckgym.evaluation.arena import evaluate, replay_names, save_json
+from deckgym.checks import check_output_dir, check_output_file, check_replay_dir
 from deckgym.evaluation.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
@@ -39,14 +39,20 @@ def output_paths(out: str, game: str) -> tuple[str, str]:
     return os.path.join(out, f"{game}.json"), os.path.join(out, f"{game}.png")
 
 
+REPLAY_DEALS = 2  # deals of the two best agents written as replays, per game
+
+
 def check_paths(out: str, models: str, games: list[str]) -> None:
     """Refuse (ValueError naming the flag) an ``--out`` folder that cannot be created or
-    written, a result file there that cannot be overwritten, or a missing ``--models``."""
+    written, a result file there that cannot be overwritten, an ``OUT/replays`` holding
+    replays this run would not replace (another run's), or a missing ``--models``."""
     check_output_dir(out, "--out")
     if os.path.isdir(out):  # existing results are overwritten, as the CLI's outputs are
         for game in games:
             for path in output_paths(out, game):
                 check_output_file(path, "--out")
+    names = [n for game in games for n in replay_names(game, TABLES[game], REPLAY_DEALS)]
+    check_replay_dir(os.path.join(out, "replays"), "--out", names)
     if not os.path.isdir(models):
         raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")
 
@@ -93,7 +99,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def write_replays(game: str, report: Any, players: int, out: str, seed: int, games: int = 2) -> str:
+def write_replays(game: str, report: Any, players: int, out: str, seed: int, games: int = REPLAY_DEALS) -> str:
     """The first ``games`` deals of the two best-rated agents, every seating, as replays in ``OUT/replays``."""
     ratings = report.ratings
     best = sorted(ratings, key=lambda s: -ratings[s])[:2]

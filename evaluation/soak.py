@@ -26,7 +26,6 @@ figures: steps, episodes, and violations per check. Exit status 1 if any check f
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -289,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         from deckgym.checks import check_output_file
 
         try:
-            check_output_file(args.json, "--json")
+            check_output_file(args.json, "--json", (".json",))
         except ValueError as exc:
             p.error(str(exc))
     results = []
@@ -303,9 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(sum(r["violations"].values()) for r in results)
     print(f"{len(results)} variants, {sum(r['agent_steps'] for r in results):,} agent-steps, {total} violations")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"command": "python -m deckgym.evaluation.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
-                       "results": results, "violations": total}, f, indent=2)
+        from deckgym.outputs import write_json
+
+        write_json(args.json, {"command": "python -m deckgym.evaluation.soak " + " ".join(argv if argv is not None
+                                                                                          else sys.argv[1:]),
+                               "results": results, "violations": total})
     return 1 if total else 0
 
 

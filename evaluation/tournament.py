@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from deckgym.evaluation.arena import AgentResult, evaluate
+from deckgym.evaluation.arena import AgentResult, evaluate, save_figure
 from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
@@ -174,5 +174,4 @@ def save_tournament_chart(report: TournamentReport, path: str) -> None:
     ax2.set_title("rating (Elo scale, mean 1500)")
     fig.suptitle(f"{report.game}, {report.players} players, {report.deals} duplicate deals per pair")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -8,7 +8,8 @@ place on the table a click plays it (``target``, see ``deckgym.terminal.Move``),
 (``prompt``) and the goal and rules (``intro``). At the end every rack or hand is revealed with
 the scoring, and the game is saved as a replay.
 
-API (JSON, 127.0.0.1 only):
+API (JSON, 127.0.0.1 only; every call presents the token of the printed URL and a change is
+``Content-Type: application/json``: :mod:`deckgym.viewer.server`):
 
 * ``GET /api/state``: the table, the legal moves ``[{action, name, target}]`` when it is the
   person's turn, ``prompt``, ``intro``, the log of moves, ``decision`` (moves made so far), and
@@ -18,6 +19,9 @@ API (JSON, 127.0.0.1 only):
   body, an unknown or illegal action, a move after the end: a 4xx answer naming the problem,
   and the game is unchanged.
 * ``POST /api/new`` ``{}``: deal a new game (the next seed).
+
+Requests are served one at a time (one lock around the game): two clicks, or two tabs,
+never interleave, and a burst of ``new`` deals exactly one game per request.
 """
 
 from __future__ import annotations
@@ -169,20 +173,24 @@ class WebPlayApp(JsonApp):
     def __init__(self, **settings: Any) -> None:
         self.settings = settings
         self.game = WebGame(**settings)
+        self.lock = threading.Lock()  # the game is read, moved and replaced by one request at a time
 
     def get(self, path: str, query: dict[str, list[str]]) -> Any:
         if path == "/api/state":
-            with self.game.lock:
+            with self.lock, self.game.lock:
                 return self.game.snapshot()
         raise RequestError(f"no such address {path}", 404)
 
     def post(self, path: str, body: Any) -> Any:
         if path == "/api/move":
-            return self.game.move(body)
+            with self.lock:
+                return self.game.move(body)
         if path == "/api/new":
-            self.settings["seed"] = (self.game.seed + 1) % 2**31
-            self.game = WebGame(**self.settings)
-            return self.game.snapshot()
+            with self.lock:
+                settings = {**self.settings, "seed": (self.game.seed + 1) % 2**31}
+                self.game = WebGame(**settings)  # built first: a failure leaves the old game and seed
+                self.settings = settings
+                return self.game.snapshot()
         raise RequestError(f"no such address {path} (POST)", 404)
 
 

@@ -39,8 +39,8 @@ def _find(*names):
     return None
 
 
-@pytest.fixture(scope="module")
-def browser():
+def browser_driver():
+    """A headless Chromium driven by Selenium and its clean-up (quit, profile removed)."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -56,9 +56,19 @@ def browser():
     opts.binary_location = chromium
     drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
     drv.set_page_load_timeout(30)
+
+    def cleanup():
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+    return drv, cleanup
+
+
+@pytest.fixture(scope="module")
+def browser():
+    drv, cleanup = browser_driver()
     yield drv
-    drv.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    cleanup()
 
 
 def shot(drv, tmp_path, name):
@@ -76,9 +86,10 @@ def shot(drv, tmp_path, name):
 
 
 def serve(app):
+    """The app on a free port; the page's URL with the server's token, as deckgym prints it."""
     srv = make_server(app, 0)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv, f"http://127.0.0.1:{srv.server_port}/"
+    return srv, f"http://127.0.0.1:{srv.server_port}/?token={srv.token}"
 
 
 def wait(drv, script, timeout=20):
@@ -120,7 +131,7 @@ def viewer(tmp_path_factory):
 def test_viewer_steps_to_move_k_and_shows_its_cards(browser, viewer, tmp_path):
     url, reps = viewer
     rep = reps["racko"]  # the list is sorted by file name: leastscore_0 (0), racko_0 (1)
-    browser.get(url + "?replay=1&k=0&view=god")
+    browser.get(url + "&replay=1&k=0&view=god")
     wait(browser, "return document.body.dataset.ready === '1'")
     k = min(7, len(rep.decisions) - 1)
     for _ in range(k):
@@ -159,7 +170,7 @@ def test_seat_view_hides_every_hidden_card(browser, viewer):
     for k in (0, len(rep.decisions) // 2, len(rep.decisions) - 1):
         state = rep.decisions[k]["state"]
         for seat in (0, 1):
-            browser.get(url + f"?replay=1&k={k}&view={seat}")
+            browser.get(url + f"&replay=1&k={k}&view={seat}")
             wait(browser, "return document.body.dataset.ready === '1'")
             assert seat_cards(browser, seat) == [str(c) for c in state["racks"][seat]]
             other = 1 - seat
@@ -174,7 +185,7 @@ def test_seat_view_hides_every_hidden_card(browser, viewer):
     sym = lambda t: card_str(parse_card(t), symbols=True)  # noqa: E731
     k = len(rep.decisions) // 2
     state = rep.decisions[k]["state"]
-    browser.get(url + f"?replay=0&k={k}&view=2")
+    browser.get(url + f"&replay=0&k={k}&view=2")
     wait(browser, "return document.body.dataset.ready === '1'")
     for s in range(4):
         shown = seat_cards(browser, s)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -39,7 +40,7 @@ def _error(capsys) -> str:
 @pytest.mark.parametrize("flag", ["--json", "--chart"])
 def test_eval_output_in_a_missing_folder_is_refused_before_playing(tmp_path, monkeypatch, capsys, flag):
     _no_work(monkeypatch)
-    path = str(tmp_path / "missing" / "out.x")
+    path = str(tmp_path / "missing" / ("out.json" if flag == "--json" else "out.png"))
     assert cli(["eval", "racko", "random", "random", "--games", "3", flag, path]) == 2
     err = _error(capsys)
     assert flag in err and "does not exist" in err
@@ -53,9 +54,13 @@ def test_eval_output_that_is_a_folder_or_unwritable_is_refused(tmp_path, monkeyp
     ro.mkdir()
     import deckgym.checks
 
-    real_access = os.access  # a read-only folder, whoever runs the tests (root ignores chmod)
-    monkeypatch.setattr(deckgym.checks.os, "access",
-                        lambda p, mode: False if os.path.abspath(p) == str(ro) else real_access(p, mode))
+    real_mkstemp = tempfile.mkstemp  # a folder that takes no file, whoever runs the tests (root ignores chmod)
+
+    def mkstemp(*a, dir=None, **k):
+        if dir is not None and os.path.abspath(dir) == str(ro):
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*a, dir=dir, **k)
+    monkeypatch.setattr(deckgym.checks.tempfile, "mkstemp", mkstemp)
     assert cli(["eval", "racko", "random", "--chart", str(ro / "c.png")]) == 2
     assert "not writable" in _error(capsys)
 

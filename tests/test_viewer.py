@@ -137,16 +137,20 @@ def server(replay_dir, tmp_path_factory):
     (tmp_path / "bad.jsonl").write_text("not a replay\n")
     for name in ("racko_0.jsonl", "leastscore_0.jsonl"):
         (tmp_path / name).write_text((replay_dir / name).read_text())
-    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0)
+    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0, token=TOKEN)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     srv.server_close()
 
 
-def _get(url, data=None):
+TOKEN = "viewer-test-token"
+
+
+def _get(url, data=None, token=TOKEN):
+    headers = {"X-Deckgym-Token": token, "Content-Type": "application/json"}
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=10) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -260,8 +264,13 @@ def test_commands_print_their_url_and_serve_it(replay_dir, argv, page):
         reader.join(timeout=90)  # never a hang: no URL in time fails the test
         assert found, f"no URL printed by {' '.join(argv)}"
         url = found[0]
-        status, body = _get(url)
+        assert "/?token=" in url  # the printed URL carries the server's token
+        status, body = _get(url, token="")
         assert status == 200 and page in body
+        api = url.replace("/?token=", "/api/replays?token=" if argv[0] == "view" else "/api/state?token=")
+        assert _get(api, token="")[0] == 200
+        assert _get(api.split("?")[0], token="")[0] == 403  # without it
+        assert _get(api.split("?")[0], token=url.split("token=")[1])[0] == 200  # or as the header
     finally:
         proc.terminate()
         proc.wait(timeout=20)

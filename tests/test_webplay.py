@@ -19,16 +19,19 @@ from deckgym.evaluation.webplay import WebGame, WebPlayApp
 @pytest.fixture
 def served(tmp_path):
     app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=3, replays=str(tmp_path))
-    srv = make_server(app, 0)
+    srv = make_server(app, 0, token=TOKEN)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield app, f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     srv.server_close()
 
 
+TOKEN = "play-test-token"
+
+
 def call(url, body=None, raw=None):
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", "X-Deckgym-Token": TOKEN})
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())

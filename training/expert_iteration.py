@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.outputs import write_json
 from deckgym.rng import seed_of
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
 
@@ -97,9 +98,7 @@ def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state
     np.savez(tmp, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
     os.replace(tmp, os.path.join(run_dir, DATA))
     save_model(model, os.path.join(run_dir, MODEL), {**meta, "expert_iteration": state["iteration"]})
-    with open(os.path.join(run_dir, STATE + ".tmp"), "w") as f:
-        json.dump(state, f, indent=2)
-    os.replace(os.path.join(run_dir, STATE + ".tmp"), os.path.join(run_dir, STATE))
+    write_json(os.path.join(run_dir, STATE), state)
 
 
 def _load_data(run_dir: str) -> Any:
@@ -153,8 +152,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                             n_epochs=args.epochs, gamma=args.gamma, seed=args.seed, device="cpu", verbose=0,
                             policy_kwargs={"net_arch": {"pi": plan.hidden, "vf": plan.hidden}})
         os.makedirs(run_dir)
-        with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump(config, f, indent=2, default=str)
+        write_json(os.path.join(run_dir, "config.json"), config, default=str)
         state = {"iteration": 0, "samples": 0, "minutes": 0.0, "history": [], "best": {"score": -1.0, "iteration": 0}}
         data = None
     policy = model.policy
@@ -198,8 +196,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                     save_model(model, out_path,
                                {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
                 _save_state(run_dir, model, meta, data, state)
-                with open(os.path.join(run_dir, "evals.json"), "w") as f:
-                    json.dump(state["history"], f, indent=2)
+                write_json(os.path.join(run_dir, "evals.json"), state["history"])
             line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
             print(f"[iteration {it}] {len(new):,} decisions labelled (network = expert on {entry['agreement']:.3f}), "
                   f"data {len(data):,}, fit accuracy {log['accuracy']:.3f}, {entry['iteration_minutes']:.1f} min; "
@@ -222,7 +219,6 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                    "iterations": state["iteration"], "samples": state["samples"], "steps": state["samples"],
                    "minutes": state["minutes"], "best_iteration": state["best"]["iteration"], "arena": final,
                    "interrupted": interrupted}
-        with open(os.path.join(run_dir, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=2)
+        write_json(os.path.join(run_dir, "summary.json"), summary)
         print(json.dumps(summary, indent=2))
     return summary

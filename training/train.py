@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.outputs import write_json
 from deckgym.vector_env import league_weights
 from deckgym.training.args import build_parser, command_line, validate
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
@@ -175,8 +176,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- run directory, config, logging (created only now: a refused run leaves nothing) -------
     os.makedirs(run_dir)
     os.makedirs(ckpt_dir)
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(config, f, indent=2, default=str)
+    write_json(os.path.join(run_dir, "config.json"), config, default=str)
     writer = SummaryWriter(run_dir)
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items()))
     model.set_logger(configure(run_dir, ["tensorboard", "csv"]))
@@ -281,8 +281,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 score = res[eval_against[0]]["win_rate"]
                 history.append({"steps": steps, "minutes": (time.perf_counter() - t_start) / 60,
                                 "minutes_total": (time.perf_counter() - t_run) / 60, "bc_minutes": bc_minutes, "arena": res})
-                with open(os.path.join(run_dir, "evals.json"), "w") as f:
-                    json.dump(history, f, indent=2)
+                write_json(os.path.join(run_dir, "evals.json"), history)  # atomic: a crash leaves the last one
                 line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
                 msg = f"[{steps}] {sps:,.0f} steps/s, pool win rate {recent:.3f}, arena: {line}"
                 (bar.write if bar is not None else print)(msg, **({} if bar is not None else {"flush": True}))
@@ -327,8 +326,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
         if plan.planned_steps != args.total_steps and not interrupted:
             summary["rounding"] = (f"--total-steps {args.total_steps} rounded up to whole rollouts of "
                                    f"{args.num_envs} games x {args.n_steps} steps")
-        with open(os.path.join(run_dir, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=2)
+        write_json(os.path.join(run_dir, "summary.json"), summary)
         print(json.dumps(summary, indent=2))
         writer.close()
     return summary

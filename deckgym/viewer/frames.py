@@ -80,7 +80,10 @@ def frames(replay: Replay) -> dict[str, Any]:
 
 
 class ReplayLibrary:
-    """The replays of a folder (``*.jsonl``, sorted by name) or one file, read when first asked for."""
+    """The replays of a folder (``*.jsonl``, sorted by name) or one file, read when first asked for.
+
+    A file that cannot be read, or drawn, is listed with its one-line reason (naming the file)
+    and the others are served: one bad replay never stops the viewer."""
 
     def __init__(self, path: str) -> None:
         if os.path.isdir(path):
@@ -98,14 +101,23 @@ class ReplayLibrary:
             try:
                 summary = load(f).summary()
                 self.items.append({"id": i, "file": os.path.basename(f), **summary})
-            except ReplayError as exc:  # listed with its problem: one bad file must not hide the others
-                self.items.append({"id": i, "file": os.path.basename(f), "error": str(exc)})
+            except Exception as exc:  # listed with its problem: one bad file must not hide the others
+                self.items.append({"id": i, "file": os.path.basename(f), "error": _reason(f, exc)})
 
     def page(self, i: int) -> dict[str, Any]:
-        """The frames of replay ``i`` (ValueError if there is no such replay or it cannot be read)."""
+        """The frames of replay ``i`` (ValueError if there is no such replay or it cannot be read or drawn)."""
         if not 0 <= i < len(self.files):
             raise ValueError(f"no replay {i} (there are {len(self.files)})")
         if i not in self._cache:
-            self._cache[i] = frames(load(self.files[i]))
+            try:
+                self._cache[i] = frames(load(self.files[i]))
+            except Exception as exc:  # a well-formed file whose content the game cannot draw: named, not a crash
+                raise ReplayError(_reason(self.files[i], exc)) from None
         return self._cache[i]
 
+
+def _reason(path: str, exc: Exception) -> str:
+    """One line naming the file: a ReplayError's own message, else the exception's."""
+    if isinstance(exc, ReplayError):
+        return " ".join(str(exc).split())
+    return " ".join(f"replay {path}: cannot be drawn ({type(exc).__name__}: {exc})".split())[:500]
