@@ -313,7 +313,7 @@ def test_viewer_shows_no_code_names(browser, viewer):
         rep = reps[game]
         code = [n for n in rep.header["action_names"] + rep.header["phase_names"] if "_" in n] + ["choose"]
         for k in range(0, len(rep.decisions), max(1, len(rep.decisions) // 12)):
-            browser.get(url + f"?replay={i}&k={k}&view=god")
+            browser.get(url + f"&replay={i}&k={k}&view=god")
             wait(browser, "return document.body.dataset.ready === '1'")
             shown = browser.execute_script("return document.getElementById('move').innerText + ' | ' + "
                                            "document.querySelector('#table .info').innerText")

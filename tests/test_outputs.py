@@ -38,7 +38,7 @@ def test_eval_outputs_are_checked_before_playing(tmp_path, monkeypatch, capsys, 
     ["eval", "racko", "random", "--games", "2", "--chart", "/proc/deckgym.png"],
     ["eval", "racko", "random", "--games", "2", "--replays", "/proc/deckgym-replays"],
     ["train", "racko", "--total-steps", "64", "--runs", "/proc/deckgym-runs"],
-    ["train", "racko", "--total-steps", "64", "--out", "/proc/deckgym-model.zip"],
+    ["train", "racko", "--total-steps", "64", "--out", "/proc/deckgym-model.safetensors"],
 ])
 def test_a_folder_that_takes_no_file_is_refused_even_for_root(monkeypatch, capsys, argv):
     """``os.access`` says yes to root on /proc; creating a file there fails: that is what is tried."""
