@@ -34,7 +34,6 @@ one local CPU learner) → the training loop → checkpoint, model and the final
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import os
@@ -44,13 +43,15 @@ import time
 from typing import Any
 
 from deckgym.agents.rllib_support import init_ray
-from deckgym.training.args import apply_engine_defaults, build_parser, command_line, pool_or_self_play, validate_rllib
+from deckgym.training.args import (TrainArgs, TrainPlan, apply_engine_defaults, build_parser, command_line,
+                                   pool_or_self_play, validate_rllib)
+from deckgym.training.reporting import arena_results, closing_lines, duration, game_flags, next_commands
 from deckgym.training.interrupts import no_interrupts
 
 MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)
 
 
-def module_spec(args: argparse.Namespace, observation_space: Any = None, action_space: Any = None) -> Any:
+def module_spec(args: TrainArgs, observation_space: Any = None, action_space: Any = None) -> Any:
     """The spec of the masked module (``--net``, tanh, separate policy and value networks)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -61,7 +62,7 @@ def module_spec(args: argparse.Namespace, observation_space: Any = None, action_
                         model_config={"fcnet_hiddens": hidden, "fcnet_activation": "tanh", "vf_share_layers": False})
 
 
-def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
+def build_config(args: TrainArgs, env_config: dict[str, Any]) -> Any:
     """The PPOConfig: the masked module, K runners of one N-game vector env each, a local CPU learner."""
     apply_engine_defaults(args)  # lr, gamma, ... for callers that did not go through validate_rllib
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -119,7 +120,7 @@ def learner_module(algo: Any, spec: Any) -> Any:
     return module
 
 
-def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
+def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
                     features_version: int | None) -> dict[str, Any]:
     """Warm start (``--bc-teacher``): fit the module to the teacher's decisions, then load it into
     the learner and every env runner. Returns what the fit reached (``deckgym.training.behaviour_cloning``)."""
@@ -182,11 +183,6 @@ def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
     return ckpt, model
 
 
-def league_threshold(args: argparse.Namespace, players: int) -> float:
-    """``--league-threshold``, or the SB3 engine's default (0.55 for 2 players, 1.2/P otherwise)."""
-    return args.league_threshold if args.league_threshold is not None else (0.55 if players == 2 else 1.2 / players)
-
-
 class League:
     """The pool's schedule, kept on the driver and broadcast to every env runner's vector env.
 
@@ -196,7 +192,7 @@ class League:
     ``--max-snapshots``), and the window starts again, as with ``--engine sb3``.
     """
 
-    def __init__(self, args: argparse.Namespace, threshold: float) -> None:
+    def __init__(self, args: TrainArgs, threshold: float) -> None:
         self.args, self.threshold = args, threshold
         self.self_play = not args.opponents
         self.recent: collections.deque = collections.deque()  # (wins, episodes) per iteration
@@ -253,24 +249,11 @@ def console_line(row: dict[str, Any]) -> str:
             f"win rate {rate} over {row['episodes']} episodes" + (f" ({vs})" if vs else ""))
 
 
-def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+def final_arena(model: str, args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     """The saved policy against each ``--eval-against`` agent on ``--final-deals`` duplicate deals
     (the SB3 engine's final evaluation: the same seed and table)."""
-    from deckgym.evaluation.arena import evaluate
-
-    spec, results = f"rllib:{model}", {}
-    arena_rules = {k: v for k, v in plan.rules_kwargs.items() if k != "num_players"}
-    for opp in plan.eval_against:
-        rep = evaluate(args.game, [spec, opp], deals=args.final_deals, seed=12345, players=plan.rules.num_players,
-                       rules_kwargs=arena_rules, matches=args.episode == "match")
-        a = next(x for x in rep.agents if x.name == spec)
-        results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
-                        "mean_points": a.mean_points, "deals": args.final_deals,
-                        "unit": "matches" if args.episode == "match" else "rounds"}
-        if not args.quiet:
-            print(f"final arena vs {opp}: win rate {a.win_rate:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}] "
-                  f"over {a.games} {results[opp]['unit']}", flush=True)
-    return results
+    return arena_results(args.game, f"rllib:{model}", plan.eval_against, args.final_deals, plan.rules.num_players,
+                         plan.rules_kwargs, args.episode == "match")
 
 
 def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
@@ -283,9 +266,8 @@ def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
     os.replace(path + ".tmp", path)
 
 
-def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    if args is None:
-        args = build_parser(engine="rllib").parse_args(argv)
+def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[str, Any]:
+    args = TrainArgs.from_namespace(args if args is not None else build_parser(engine="rllib").parse_args(argv))
     plan = validate_rllib(args)  # before Ray starts or anything is written
     t_run = time.perf_counter()
 
@@ -303,9 +285,9 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
     os.makedirs(run_dir, exist_ok=True)
-    threshold = league_threshold(args, probe.num_players)
+    threshold = plan.league_threshold
     sb3_only = ("n_steps", "shaping", "eval_every", "eval_deals", "init", "threads", "out")
-    config = {k: v for k, v in vars(args).items() if k not in ("func", *sb3_only)}
+    config = {k: v for k, v in args.to_dict().items() if k not in sb3_only}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
                   eval_against=plan.eval_against, command=command_line(args))
@@ -376,7 +358,13 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                 json.dump(summary, f, indent=2)
     finally:
         algo.stop()
-    print(json.dumps(summary, indent=2))
+    minutes = summary["minutes"]
+    head = ("Interrupted" if interrupted else "Done") + (f": {steps:,} steps in {it} iterations, {duration(60 * minutes)} "
+                                                         f"({summary['steps_per_second']:,.0f} steps/s)")
+    commands = next_commands(game, f"rllib:{model}", run_dir, game_flags(game, plan.rules.num_players, args.rule),
+                             plan.eval_against[0], matches=args.episode == "match", curves=False, tensorboard=False)
+    commands.append((f"tail {os.path.join(run_dir, 'progress.jsonl')}", "per-iteration log"))
+    print("\n".join(closing_lines(head, str(model), final, run_dir, commands)), flush=True)
     return summary
 
 
