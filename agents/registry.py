@@ -98,6 +98,29 @@ def _ppo_options(spec: str, text: str) -> dict[str, Any]:
     return out
 
 
+def _folder_not_model(spec: str, path: str) -> str:
+    """``ppo:runs/<run>``: the error names the model file the folder holds (a run's ``best.zip``)."""
+    models = sorted(f for f in os.listdir(path) if f.endswith(".zip"))
+    if "best.zip" in models:  # a run folder: its best model
+        hint = f" (did you mean ppo:{os.path.join(path, 'best.zip')}?)"
+    elif models:
+        hint = f" (give one of its model files: {', '.join(models[:3])}{', ...' if len(models) > 3 else ''})"
+    else:
+        hint = " (a model is a .zip file)"
+    return f"agent {spec!r}: {path} is a folder, not a model file{hint}"
+
+
+def _players_hint(path: str, core: Any) -> str:
+    """`` (the model plays 4 players: --players 4)`` when a model meets a table of another size."""
+    from deckgym.agents.ppo import read_metadata
+
+    try:
+        players = int(read_metadata(path)["rules"]["num_players"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return f" (the model plays {players} players: --players {players})" if players != core.rules.num_players else ""
+
+
 def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> Agent:
     """Build the agent named by ``spec`` for ``core``; a clear error listing valid specs otherwise.
 
@@ -110,13 +133,20 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
         if spec.startswith(prefix) and not spec[len(prefix):].partition("?")[0].strip():
             raise ValueError(f"agent {spec!r}: no model path after {prefix!r} (write {prefix}PATH, e.g. {example})")
     if spec.startswith("ppo:"):
-        from deckgym.agents.ppo import PPOAgent
+        from deckgym.agents.ppo import ModelMismatchError, PPOAgent
+        from deckgym.extras import require_extra
 
         path, options = spec[4:], ""
         if "?" in path and not os.path.exists(path):  # ppo:PATH?deterministic=false
             path, _, options = path.rpartition("?")
         kwargs = _ppo_options(spec, options)
-        agent = PPOAgent(core, path=path, seed=seed, game=game, **kwargs)
+        if os.path.isdir(path):
+            raise ValueError(_folder_not_model(spec, path))
+        require_extra("train", f"the agent {spec}", ("torch", "sb3_contrib"))
+        try:
+            agent = PPOAgent(core, path=path, seed=seed, game=game, **kwargs)
+        except ModelMismatchError as exc:
+            raise ModelMismatchError(f"{exc}{_players_hint(path, core)}") from None
         agent.spec = spec
         return agent
     if spec.startswith("rllib:"):
