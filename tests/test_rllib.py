@@ -54,7 +54,8 @@ def trained(ray_session, tmp_path_factory):
     # (one game of racko against racko:ranges ends within the 256 decisions)
     out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--envs-per-runner", "1",
                                       "--run-name", "racko", "--opponents", f"{HEURISTIC['racko']}=1"])}
-    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore"]) == 0
+    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore",
+                "--opponents", "self"]) == 0
     out["leastscore"] = json.load(open(runs / "leastscore" / "summary.json"))
     return out
 

@@ -23,12 +23,13 @@ from deckgym.extras import require_extra
 from deckgym.training.config import ENGINE_DEFAULTS, TrainArgs, apply_engine_defaults, build_parser, command_line
 
 __all__ = ["ENGINE_DEFAULTS", "TrainArgs", "TrainPlan", "apply_engine_defaults", "build_parser", "command_line",
-           "league_threshold", "parse_pool", "resume_settings", "validate", "validate_rllib"]
+           "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
 
 DEFAULT_OPPONENTS = {
     "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
     "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
 }
+SELF_PLAY = "self"  # --opponents self: the RLlib engine's self-play (the pool is then empty)
 EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
 
 
@@ -156,7 +157,10 @@ def validate(args: TrainArgs) -> TrainPlan:
     if args.players is not None:
         rules_kwargs["num_players"] = args.players
     rules = entry.make_rules(**rules_kwargs)
-    pool = parse_pool(args.opponents or DEFAULT_OPPONENTS[args.game])
+    if args.opponents == SELF_PLAY and args.engine != "rllib":
+        raise ValueError(f"--opponents {SELF_PLAY}: self-play is the RLlib engine's (--engine rllib); with sb3 the "
+                         "league adds snapshots of the learner to the pool")
+    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or DEFAULT_OPPONENTS[args.game])
     eval_against = [s.strip() for s in (args.eval_against or EVAL_AGAINST[args.game]).split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
@@ -207,11 +211,6 @@ def validate(args: TrainArgs) -> TrainPlan:
     return TrainPlan(rules=rules, rules_kwargs=rules_kwargs, pool=pool, eval_against=eval_against, hidden=hidden,
                      run_name=run_name, run_dir=run_dir, out_path=out_path, chunk=chunk, planned_steps=planned,
                      league_threshold=league_threshold(args.league_threshold, rules.num_players))
-
-
-def pool_or_self_play(text: str | None) -> list[tuple[str, float]]:
-    """``--opponents`` for the RLlib engine: the pool, or ``[]`` (self-play) when not given."""
-    return parse_pool(text) if text else []
 
 
 def validate_rllib(args: TrainArgs) -> TrainPlan:

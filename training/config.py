@@ -56,7 +56,7 @@ class TrainArgs:
     net: str | None = opt(None, "hidden layers of the policy and value networks (None: 128,128; rllib 256,256)")
     # -- what the learner plays against, and for what -----------------------------------------------
     opponents: str | None = opt(None, "pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and "
-                                      "random)")
+                                      "random); rllib: 'self' for self-play against a copy of the learner")
     shaping: float = opt(1.0, "coefficient of the progress shaping reward (0: off)", type=float)
     reward: str = opt("win", "the learner's reward: zero-sum win share, or round points", choices=["win", "points"])
     episode: str = opt("round", "what an episode is, trained on and evaluated in the arena: one round, or a whole "

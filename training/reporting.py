@@ -88,14 +88,15 @@ def next_commands(game: str, agent: str, run_dir: str, flags: str, opponent: str
 
 
 def closing_lines(headline: str, model: str, arena: dict[str, Any] | None, run_dir: str,
-                  commands: list[tuple[str, str]]) -> list[str]:
+                  commands: list[tuple[str, str]], holds: str = "summary.json, config.json, evals.json, "
+                                                             "checkpoints/") -> list[str]:
     """The end of a run: one line of what was done, the model, its arena results, the run folder
     and the next commands (aligned, each with what it does)."""
     lines = [headline, f"model: {model}"]
     if arena:
         first = next(iter(arena.values()))
         lines.append(f"arena ({first['deals']:,} duplicate deals): {arena_line(arena)}")
-    lines.append(f"run folder: {run_dir} (summary.json, config.json, evals and checkpoints)")
+    lines.append(f"run folder: {run_dir} ({holds})")
     lines.append("next:")
     width = max(len(what) for _, what in commands) + 1
     lines += [f"  {what + ':':<{width}}  {c}" for c, what in commands]

@@ -9,8 +9,12 @@ vector env, ``N`` games per env runner, the other seats played inside it) → th
 one local CPU learner) → the training loop → checkpoint, model and the final arena.
 
 - ``--opponents SPEC=W,...``: the learner takes one seat per game and the pool plays the
-  others. Default: self-play: a frozen copy of the learner plays the other seats, refreshed
-  every ``--refresh-every`` iterations on every env runner. In both, a snapshot of the learner
+  others; by default the SB3 engine's pool (random and the game's heuristics: a learner
+  that starts random soon finishes games against them, and beats random within minutes),
+  with the same progress shaping (``--shaping``). ``--opponents self``: self-play, a
+  frozen copy of the learner plays the other seats, refreshed every ``--refresh-every``
+  iterations on every env runner (two random players cap every Rack-O round: no game ends
+  in the first 300 decisions of each game). In both, a snapshot of the learner
   joins the pool when it wins ``--league-threshold`` of its last ``--league-window``
   episodes (``League``, as with ``--engine sb3``).
 - Every iteration prints and logs (``progress.jsonl``) the episodes' win rate (from the env's
@@ -43,8 +47,7 @@ import time
 from typing import Any
 
 from deckgym.agents.rllib_support import init_ray
-from deckgym.training.args import (TrainArgs, TrainPlan, apply_engine_defaults, build_parser, command_line,
-                                   pool_or_self_play, validate_rllib)
+from deckgym.training.args import TrainArgs, TrainPlan, apply_engine_defaults, build_parser, command_line, validate_rllib
 from deckgym.training.reporting import arena_results, closing_lines, duration, game_flags, next_commands
 from deckgym.training.interrupts import no_interrupts
 
@@ -133,7 +136,7 @@ def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
     from deckgym.vector_env import DeckGymVectorEnv
     from deckgym.training.behaviour_cloning import clone_teacher, masked_value_loss
 
-    pool = pool_or_self_play(args.opponents) or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
+    pool = plan.pool or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
                             reward=args.reward, features=not args.no_features, features_version=features_version,
@@ -192,9 +195,9 @@ class League:
     ``--max-snapshots``), and the window starts again, as with ``--engine sb3``.
     """
 
-    def __init__(self, args: TrainArgs, threshold: float) -> None:
+    def __init__(self, args: TrainArgs, threshold: float, pool: list[tuple[str, float]]) -> None:
         self.args, self.threshold = args, threshold
-        self.self_play = not args.opponents
+        self.self_play = not pool
         self.recent: collections.deque = collections.deque()  # (wins, episodes) per iteration
         self.joined: list[str] = []
 
@@ -243,10 +246,12 @@ def progress_row(res: dict[str, Any], it: int, prev_steps: int, seconds: float, 
 
 
 def console_line(row: dict[str, Any]) -> str:
-    rate = "-" if row["win_rate"] is None else f"{row['win_rate']:.3f}"
+    """One line per iteration: steps, speed, and the win rate of the games finished in it."""
+    head = f"[{row['iteration']}] {row['steps']:,} steps, {row['steps_per_second']:,.0f} steps/s, "
+    if not row["episodes"]:
+        return head + "no game finished in this iteration yet"
     vs = ", ".join(f"{k} {v:.3f}" for k, v in sorted(row["win_rate_vs"].items()))
-    return (f"[{row['iteration']}] {row['steps']:,} steps, {row['steps_per_second']:,.0f} steps/s, "
-            f"win rate {rate} over {row['episodes']} episodes" + (f" ({vs})" if vs else ""))
+    return head + f"win rate {row['win_rate']:.3f} over {row['episodes']} games" + (f" ({vs})" if vs else "")
 
 
 def final_arena(model: str, args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
@@ -277,16 +282,17 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     from deckgym.training.rllib_env import RLlibVectorEnv
 
     game = args.game
-    pool = pool_or_self_play(args.opponents)
+    pool = plan.pool  # empty: self-play (--opponents self)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
-                  "opponents": pool, "features": not args.no_features, "features_version": args.features_version}
+                  "shaping": args.shaping, "opponents": pool, "features": not args.no_features,
+                  "features_version": args.features_version}
     probe = RLlibVectorEnv(**{**env_config, "opponents": pool or [("random", 1.0)]})  # the spaces and the core
 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
     os.makedirs(run_dir, exist_ok=True)
     threshold = plan.league_threshold
-    sb3_only = ("n_steps", "shaping", "eval_every", "eval_deals", "init", "threads", "out")
+    sb3_only = ("n_steps", "eval_every", "eval_deals", "init", "threads", "out")
     config = {k: v for k, v in args.to_dict().items() if k not in sb3_only}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
@@ -301,7 +307,7 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     spec = module_spec(args, probe.single_observation_space, probe.single_action_space)
     env_config.update(module_spec=spec, meta=meta)  # self-play and the league build their snapshots from them
     algo = build_config(args, env_config).build_algo()
-    league = League(args, threshold)
+    league = League(args, threshold, pool)
     steps = it = 0
     ckpt, model, interrupted, final = None, None, False, None
     t_start = time.perf_counter()
@@ -364,7 +370,8 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     commands = next_commands(game, f"rllib:{model}", run_dir, game_flags(game, plan.rules.num_players, args.rule),
                              plan.eval_against[0], matches=args.episode == "match", curves=False, tensorboard=False)
     commands.append((f"tail {os.path.join(run_dir, 'progress.jsonl')}", "per-iteration log"))
-    print("\n".join(closing_lines(head, str(model), final, run_dir, commands)), flush=True)
+    print("\n".join(closing_lines(head, str(model), final, run_dir, commands,
+                                   holds="summary.json, config.json, progress.jsonl, checkpoint/, model/")), flush=True)
     return summary
 
 
