@@ -276,7 +276,7 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
     args = build_parser(engine="rllib").parse_args([
         "racko", "--players", "2", "--train-batch", "128", "--batch-size", "64", "--net", "64", "--env-runners", "1",
         "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
-        "--num-envs", "64", "--quiet"])
+        "--num-envs", "64", "--opponents", "self", "--quiet"])
     plan = validate_rllib(args)
     probe = rllib_env()
     spec, meta = self_play_parts(probe, net="64")
