@@ -45,6 +45,7 @@ class ArenaProgress:
         self.draw()
 
     def start_clock(self) -> None:
+        """Time (and estimate the time left) from now."""
         self.t0 = time.perf_counter()
 
     # -- the estimate --------------------------------------------------------------------------
@@ -61,17 +62,20 @@ class ArenaProgress:
         return min(self.made / expected, 1.0)
 
     def seconds_left(self) -> float | None:
+        """The time left at the pace so far (None before any progress)."""
         frac, spent = self.fraction(), time.perf_counter() - self.t0
         return None if frac <= 0 else spent / frac - spent
 
     # -- the feed ------------------------------------------------------------------------------
     def games(self, n: int) -> None:
+        """``n`` more games finished."""
         self.finished += int(n)
         self.draw()
 
     __call__ = games
 
     def decisions(self, n: int, finished_decisions: int = 0) -> None:
+        """``n`` decisions made; the games that just finished took ``finished_decisions`` in all."""
         self.made += int(n)
         self.finished_made += int(finished_decisions)
         if time.perf_counter() - self._last_draw > 0.5:  # a turn can take microseconds: redraw at most twice a second
@@ -79,6 +83,7 @@ class ArenaProgress:
 
     # -- the display ---------------------------------------------------------------------------
     def line(self) -> str:
+        """The bar as one line of text."""
         frac = self.fraction()
         bar = "#" * int(24 * frac) + "." * (24 - int(24 * frac))
         spent = time.perf_counter() - self.t0
@@ -89,6 +94,7 @@ class ArenaProgress:
                 f"{duration(spent)}, {eta}")
 
     def draw(self) -> None:
+        """Redraw in place on a terminal; elsewhere write a line when another tenth is done."""
         self._last_draw = time.perf_counter()
         tenth = int(10 * self.fraction())
         if self.tty:
@@ -99,6 +105,7 @@ class ArenaProgress:
         self.out.flush()
 
     def close(self) -> None:
+        """Clear the bar's line on a terminal (the results follow)."""
         if self.tty:
             self.out.write("\r" + " " * 110 + "\r")
             self.out.flush()
