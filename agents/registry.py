@@ -98,15 +98,19 @@ def _ppo_options(spec: str, text: str) -> dict[str, Any]:
     return out
 
 
+MODEL_SUFFIXES = (".zip", ".safetensors")  # the model files a ppo: spec can name
+
+
 def _folder_not_model(spec: str, path: str) -> str:
     """``ppo:runs/<run>``: the error names the model file the folder holds (a run's ``best.zip``)."""
-    models = sorted(f for f in os.listdir(path) if f.endswith(".zip"))
-    if "best.zip" in models:  # a run folder: its best model
-        hint = f" (did you mean ppo:{os.path.join(path, 'best.zip')}?)"
+    models = sorted(f for f in os.listdir(path) if f.endswith(MODEL_SUFFIXES))
+    best = [f for f in models if f.startswith("best.")]
+    if best:  # a run folder: its best model
+        hint = f" (did you mean ppo:{os.path.join(path, best[0])}?)"
     elif models:
         hint = f" (give one of its model files: {', '.join(models[:3])}{', ...' if len(models) > 3 else ''})"
     else:
-        hint = " (a model is a .zip file)"
+        hint = " (a model is a file, such as a run's best model)"
     return f"agent {spec!r}: {path} is a folder, not a model file{hint}"
 
 
