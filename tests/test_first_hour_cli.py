@@ -21,7 +21,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 # A fresh interpreter in which the named top-level modules cannot be found, as on a machine
 # without the extra; each command runs in it with those modules blocked.
 BLOCKED_RUN = """
-import sys, time
+import sys
 class Block:
     names = set()
     def find_spec(self, name, path=None, target=None):
@@ -32,9 +32,7 @@ sys.meta_path.insert(0, Block())
 from deckgym.cli import main
 for blocked, argv in CASES:
     Block.names = {blocked}
-    t0 = time.perf_counter()
-    rc = main(argv)
-    print("RESULT", blocked, rc, round(time.perf_counter() - t0, 1), flush=True)
+    print("RESULT", blocked, main(argv), flush=True)
 """
 
 
@@ -57,7 +55,7 @@ def test_a_missing_extra_is_named_before_any_work(tmp_path):
         assert f"pip install 'deckgym[{extra}]'" in line and repr(module) in line, line
     assert "--no-baselines" in errors[2]
     assert not (tmp_path / "runs").exists()  # train refused before creating its folder
-    assert float(results[3][3]) < 30  # --chart refused before a 2,000-deal evaluation
+    assert "duplicate deals" not in res.stdout  # --chart refused before the evaluation (it printed its table first)
 
 
 def test_the_arena_reports_decisions_between_finished_games():

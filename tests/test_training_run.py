@@ -182,3 +182,19 @@ def test_rllib_trains_against_the_pool_with_shaping_by_default(tmp_path):
     row = {"iteration": 3, "steps": 12288, "steps_per_second": 2000.0, "episodes": 0, "win_rate": None,
            "win_rate_vs": {}}
     assert console_line(row) == "[3] 12,288 steps, 2,000 steps/s, no game finished in this iteration yet"
+
+
+def test_the_bar_ends_full_when_the_time_budget_stops_the_run():
+    import io
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=2_000_000, file=io.StringIO())
+    # 100,000 steps in 60 s of a 2-minute budget: about 200,000 steps by the end, not 2,000,000
+    train.show_progress(bar, 100_000, 2_000_000, 60.0, 2.0, 60.0, 4096, stopping=False)
+    assert bar.total == 200_000 and bar.n == 4096
+    train.show_progress(bar, 190_000, 2_000_000, 120.0, 2.0, 121.0, 4096, stopping=True)
+    assert bar.total == 190_000
+    steps_bound = tqdm(total=10_000, file=io.StringIO())  # the steps end first: the total stays
+    train.show_progress(steps_bound, 5_000, 10_000, 5.0, 10.0, 5.0, 256, stopping=False)
+    assert steps_bound.total == 10_000

@@ -303,6 +303,19 @@ def make_bar(run: Run) -> Any:
                 bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]", postfix="time left ?")
 
 
+def show_progress(bar: Any, done: int, planned: int, seconds: float, max_minutes: float | None,
+                  budget_seconds: float, chunk: int, stopping: bool) -> None:
+    """Advance the bar by a rollout. When ``--max-minutes`` ends the run first, the bar's total is
+    the steps it will reach by then (at the pace so far), so it ends full, not at 41%."""
+    left, why = time_left(done, planned, seconds, max_minutes, budget_seconds)
+    if stopping:
+        bar.total = done
+    elif why == "time" and left is not None and seconds > 0:
+        bar.total = min(planned, max(done, done + int(left * done / seconds)))
+    bar.set_postfix_str(f"{duration(left)} left" + (" (--max-minutes)" if why == "time" else ""), refresh=False)
+    bar.update(chunk)
+
+
 def train_loop(run: Run, progress: Progress) -> None:
     """``model.learn`` one rollout at a time until the steps or the time run out; between
     rollouts the logs, the league and the arena evaluations."""
@@ -329,11 +342,8 @@ def train_loop(run: Run, progress: Progress) -> None:
                 progress.next_eval += args.eval_every
                 evaluate_checkpoint(run, progress, sps, pool_rate, note)
             if bar is not None:
-                left, why = time_left(progress.steps - run.start_steps, plan.planned_steps, now - progress.t_start,
-                                      args.max_minutes, time.perf_counter() - progress.t_run)
-                bar.set_postfix_str(f"{duration(left)} left" + (" (--max-minutes)" if why == "time" else ""),
-                                    refresh=False)
-                bar.update(plan.chunk)
+                show_progress(bar, progress.steps - run.start_steps, plan.planned_steps, now - progress.t_start,
+                              args.max_minutes, time.perf_counter() - progress.t_run, plan.chunk, out_of_time)
             if out_of_time:
                 break
     finally:
