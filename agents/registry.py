@@ -131,14 +131,21 @@ def _model_options(spec: str, prefix: str, text: str) -> dict[str, Any]:
 
 def _model_agent(spec: str, core: Any, seed: int, game: str | None) -> Agent:
     """``ppo:PATH`` / ``rllib:PATH``: a policy file, or a pickled model the spec accepts (see the module doc)."""
-    from deckgym.agents.policy_file import SUFFIX, PolicyAgent, pickled_kind, refuse_pickle
+    from deckgym.agents.policy_file import SUFFIX, ModelMismatchError, PolicyAgent, pickled_kind, refuse_pickle
+    from deckgym.extras import require_extra
 
     prefix, path, options = _split_model_spec(spec)
     kwargs = _model_options(spec, prefix, options)
     allow_pickle = kwargs.pop("allow_pickle", False)
+    if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "class_and_ctor_args.pkl")):
+        raise ValueError(_folder_not_model(spec, path))
+    require_extra("train", f"the agent {spec}", ("torch",))
     kind = None if path.endswith(SUFFIX) or not os.path.exists(path) else pickled_kind(path)
     if kind is None:
-        agent = PolicyAgent(core, path=path, seed=seed, game=game, **kwargs)
+        try:
+            agent = PolicyAgent(core, path=path, seed=seed, game=game, **kwargs)
+        except ModelMismatchError as exc:
+            raise ModelMismatchError(f"{exc}{_players_hint(path, core)}") from None
     elif not allow_pickle:
         raise refuse_pickle(path, kind, f"load it as {prefix}{path}?allow_pickle=true, or convert it once: "
                                         f"deckgym convert {path} --allow-pickle (see SECURITY.md)")
@@ -150,6 +157,33 @@ def _model_agent(spec: str, core: Any, seed: int, game: str | None) -> Agent:
         agent = PolicyAgent(core, seed=seed, game=game, tensors=tensors, meta=meta, **kwargs)
     agent.spec = spec
     return agent
+
+
+MODEL_SUFFIXES = (".safetensors", ".zip")  # the model files a ppo: spec can name (a zip with allow_pickle)
+
+
+def _folder_not_model(spec: str, path: str) -> str:
+    """``ppo:runs/<run>``: the error names the model file the folder holds (a run's ``best.safetensors``)."""
+    models = sorted(f for f in os.listdir(path) if f.endswith(MODEL_SUFFIXES))
+    best = [f for f in models if f.startswith("best.")]
+    if best:  # a run folder: its best model
+        hint = f" (did you mean ppo:{os.path.join(path, best[0])}?)"
+    elif models:
+        hint = f" (give one of its model files: {', '.join(models[:3])}{', ...' if len(models) > 3 else ''})"
+    else:
+        hint = " (a model is a file, such as a run's best model)"
+    return f"agent {spec!r}: {path} is a folder, not a model file{hint}"
+
+
+def _players_hint(path: str, core: Any) -> str:
+    """`` (the model plays 4 players: --players 4)`` when a model meets a table of another size."""
+    from deckgym.agents.policy_file import read_meta
+
+    try:
+        players = int(read_meta(path)["rules"]["num_players"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return f" (the model plays {players} players: --players {players})" if players != core.rules.num_players else ""
 
 
 def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> Agent:

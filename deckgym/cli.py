@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
-from typing import Callable
+import textwrap
 
 from deckgym import __version__
+from deckgym.extras import require_extra
 from deckgym.registration import GAMES, game as game_entry, parse_rule_overrides
 
 HELP = argparse.ArgumentDefaultsHelpFormatter
@@ -37,6 +39,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from deckgym.checks import (CHART_SUFFIXES, check_distinct_outputs, check_output_file, check_range,
                                 check_replay_dir)
 
+    args.replay_games = getattr(args, "replay_games", None)  # not given: absent (see its option)
     check_range("--games", args.games, 1)
     check_range("--seed", args.seed, 0)
     players = args.players or max(len(args.agents), 2)
@@ -44,6 +47,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # every output before the evaluation, not after it: format, folder, one path each
     check_output_file(args.json, "--json", (".json",))
     check_output_file(args.chart, "--chart", CHART_SUFFIXES)
+    if args.chart:
+        require_extra("charts", "--chart", ("matplotlib",))
     check_distinct_outputs({"--json": args.json, "--chart": args.chart, "--replays": args.replays})
     replay_games = args.replay_games if args.replay_games is not None else min(5, args.games)
     if args.replays is not None:
@@ -53,13 +58,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--replay-games needs --replays DIR (where to write them)")
     rules_kwargs = _rules_kwargs(args)
 
-    if args.ray:  # the bar counts finished chunks (Ray tasks)
-        from deckgym.evaluation.arena import chunk_bounds
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from deckgym.evaluation.progress import ArenaProgress
 
-        bar = _progress_bar(len(chunk_bounds(args.games, players, args.batch)), "chunks", args.quiet)
-        progress = (lambda games: bar(1)) if bar else None
-    else:
-        progress = _progress_bar(args.games * players, "games", args.quiet)
+        # on Ray the bar counts whole chunks' games; here also every decision, so slow agents move it
+        bar = ArenaProgress(args.game, args.games * players, args.game, players)
     report = evaluate(
         args.game,
         args.agents,
@@ -69,14 +73,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         matches=args.matches,
         rules_kwargs=rules_kwargs,
         batch=args.batch,
-        progress=progress,
+        progress=bar,
+        decisions=bar.decisions if bar is not None and not args.ray else None,
         ray=args.ray,
         replays=args.replays,
         replay_games=replay_games,
     )
+    if bar is not None:
+        bar.close()
     print(report.table())
     if args.replays:
-        print(f"wrote replays to {args.replays} (watch them: deckgym view {args.replays})")
+        k = args.replay_games if args.replay_games is not None else min(5, args.games)
+        seats = len(report.lineup)
+        print(f"wrote {k * seats} replays to {args.replays}: {k} deal{'s' if k != 1 else ''} x {seats} seatings "
+              f"(every deal is played once per seating) (watch them: deckgym view {args.replays})")
     if args.json:
         save_json(report, args.json)
         print(f"wrote {args.json}")
@@ -92,6 +102,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     game_entry(args.game)
     check_output_file(args.json, "--json", (".json",))
+    if not args.no_baselines:  # PettingZoo's classic envs import pygame
+        require_extra("bench", "deckgym bench's PettingZoo baselines (--no-baselines leaves them out)", ("pygame",))
     argv = [args.game, "--seconds", str(args.seconds), "--batches", *map(str, args.batches)]
     if args.players:
         argv += ["--players", str(args.players)]
@@ -130,7 +142,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     entry = game_entry(args.game)
     rules = entry.make_rules(**_rules_kwargs(args))
     print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
-    doc = inspect.cleandoc(type(rules).__doc__ or "")
+    doc = plain_text(inspect.cleandoc(type(rules).__doc__ or ""))
     if doc:
         print(doc)
     print()
@@ -140,6 +152,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for name, doc in docs.items():
         print(f"  {name:<22} = {values[name]:<{width}}  {doc}")
     return 0
+
+
+def plain_text(doc: str) -> str:
+    """A docstring as a terminal shows it: no reST markup (````x````, ``:class:`x```), no note that
+    points at the very command printing it, lines re-wrapped."""
+    doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", doc)
+    doc = re.sub(r"``([^`]*)``", r"\1", doc)
+    doc = re.sub(r"\s*\([^()]*deckgym rules[^()]*\)", "", doc)
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n")]
+    return "\n\n".join(textwrap.fill(p, 96) for p in paragraphs if p)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -212,17 +234,6 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
-    if quiet or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    bar = tqdm(total=total, unit=f" {unit}", leave=False)
-    return bar.update
-
-
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     # SUPPRESS: a subcommand's default must not undo a --debug given before it
@@ -255,8 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(HOST:PORT or auto); the same results as without")
     p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR; "
                                                     "refused if DIR holds replays this run would not replace")
-    p.add_argument("--replay-games", type=int, default=None, metavar="K",
-                   help="how many deals to write with --replays, each in every seating (default 5)")
+    # SUPPRESS: the help states the real default, not argparse's "(default: None)"
+    p.add_argument("--replay-games", type=int, default=argparse.SUPPRESS, metavar="K",
+                   help="how many deals to write with --replays, each once per seating, so K x players files "
+                        "(default: 5, or --games if fewer)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", parents=[common], formatter_class=HELP, help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")

@@ -115,7 +115,8 @@ def seatings(lineup: list[str]) -> np.ndarray:
 
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
                seed: int, chunk: int, first: int, end: int, replay_games: int = 0,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int], None] | None = None,
+               decisions: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
     ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
@@ -124,7 +125,9 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     the order of the lineup. Returns the chunk's tallies per agent (in :func:`agent_order`):
     ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``; and
     ``replays``: ``[(file name, replay lines)]`` of its games of deals ``< replay_games`` (every seating).
-    ``progress(n)`` is called as games finish, with how many just did.
+    ``progress(n)`` is called as games finish, with how many just did; ``decisions(n, f)`` after
+    every batched step, with the decisions just made and ``f``, the decisions the games that
+    just finished took in all (``deckgym.evaluation.progress``: a bar that moves between games).
     """
     entry = game_entry(game)
     rules = entry.make_rules(**rules_kwargs)
@@ -145,8 +148,12 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     rec = Recorder(game, core, rows, [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
                                                   rotation=int(rot[r])) for r in rows], agents) if len(rows) else None
     hooks = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
+    made = np.zeros(len(ids), dtype=np.int64) if decisions else None  # decisions per game so far
     for turn in play_out(core, state, agents, seat_owner, names=names, **hooks):
         res = turn.result
+        if made is not None:
+            made[turn.games] += 1
+            decisions(len(turn.games), int(made[turn.games[turn.finished]].sum()))
         if res.round_over.any():
             r = np.flatnonzero(res.round_over)
             owners = seat_owner[turn.games[r]]
@@ -225,12 +232,14 @@ def evaluate(
     ray: str | bool | None = None,
     replays: str | None = None,
     replay_games: int = 5,
+    decisions: Callable[[int, int], None] | None = None,
 ) -> ArenaReport:
     """Play ``deals`` duplicate deals among ``specs`` and report per agent spec.
 
     Agents fill the seats in order; with fewer specs than ``players`` the last spec fills
     the remaining seats (``ppo:m.safetensors racko:sequence --players 4``: one PPO, three
-    sequence players). ``progress(n)`` is called with the number of games just finished.
+    sequence players). ``progress(n)`` is called with the number of games just finished, and
+    ``decisions(n, f)`` after every batched step (see :func:`play_chunk`; not on Ray).
 
     The deals are played in fixed chunks (:func:`chunk_bounds`), here one after the other,
     or with ``ray`` (``True``: a local Ray; or a cluster address) as Ray tasks spread over
@@ -265,7 +274,7 @@ def evaluate(
     else:
         tallies = []
         for job in jobs:  # progress as the games finish, not once per chunk
-            tallies.append(play_chunk(*job, progress=progress))
+            tallies.append(play_chunk(*job, progress=progress, decisions=decisions))
     if replays is not None:
         write_replays(replays, [r for t in tallies for r in t["replays"]])
     tallies = [{k: v for k, v in t.items() if k != "replays"} for t in tallies]

@@ -4,8 +4,11 @@ For each game a round robin on duplicate deals among the heuristics, random play
 every shipped model for that table size (the policy files ``models/<game>_<P>p*.safetensors``,
 whichever engine trained them), printed as a
 cross-table with ratings and written to ``OUT/<game>.json`` and ``OUT/<game>.png``.
-A bar per table shows the games played and the expected time left; a few games of the two
-best agents are written as replays to ``OUT/replays`` (``deckgym view OUT/replays``).
+Every agent first plays one deal, with a line saying so (the planners compile on first use);
+then a bar per table shows the share done, counted in decisions (``deckgym.evaluation.progress``),
+and the expected time left. A model cloned from a heuristic is named as such under the table.
+A few games of the two best agents are written as replays to ``OUT/replays``
+(``deckgym view OUT/replays``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from typing import Any, TextIO
 
 from deckgym.agents.registry import agent_specs
 from deckgym.evaluation.arena import evaluate, replay_names, save_json
+from deckgym.evaluation.progress import ArenaProgress
 from deckgym.checks import check_output_dir, check_output_file, check_replay_dir
+from deckgym.extras import require_extra
 from deckgym.evaluation.tournament import save_tournament_chart, tournament
 
 TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
@@ -57,46 +62,43 @@ def check_paths(out: str, models: str, games: list[str]) -> None:
         raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")
 
 
-class TableProgress:
-    """A bar for one table: games played of ``total``, time so far and the expected time left
-    (from the pace so far). Redrawn in place on a terminal, else a line every tenth."""
-
-    def __init__(self, label: str, total: int, out: TextIO | None = None) -> None:
-        self.label, self.total, self.done = label, max(int(total), 1), 0
-        self.out = out or sys.stderr
-        self.tty = hasattr(self.out, "isatty") and self.out.isatty()
-        self.t0 = time.perf_counter()
-        self._shown = -1
-        self.draw()
-
-    def line(self) -> str:
-        frac = min(self.done / self.total, 1.0)
-        bar = "#" * int(24 * frac) + "." * (24 - int(24 * frac))
-        spent = time.perf_counter() - self.t0
-        left = f"about {_duration(spent / frac - spent)} left" if self.done else "expected time: after the first pair"
-        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} games, {_duration(spent)}, {left}"
-
-    def draw(self) -> None:
-        tenth = int(10 * self.done / self.total)
-        if self.tty:
-            self.out.write("\r" + self.line().ljust(100))
-        elif tenth != self._shown:
-            self.out.write(self.line() + "\n")
-        self._shown = tenth
-        self.out.flush()
-
-    def __call__(self, games: int) -> None:
-        self.done += int(games)
-        self.draw()
-
-    def close(self) -> None:
-        if self.tty:
-            self.out.write("\n")
-            self.out.flush()
+def warm_up(game: str, specs: list[str], players: int, out: TextIO | None = None) -> float:
+    """Play one deal with every agent first, saying so: the numba planners compile on their first
+    use (about a minute per install; cached after), which would otherwise be a silent minute
+    counted into the first pair's pace. Returns the seconds it took."""
+    out = out or sys.stderr
+    out.write(f"{game}: preparing {len(specs)} agents (the planners compile on first use, about a minute "
+              "the first time)...\n")
+    out.flush()
+    t0 = time.perf_counter()
+    for spec in specs:
+        evaluate(game, [spec], deals=1, seed=0, players=players)
+    return time.perf_counter() - t0
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+def model_notes(specs: list[str], report: Any = None) -> list[str]:
+    """What each shipped model is when its metadata says it was cloned from a heuristic (a
+    learned agent in name only, if it plays as its teacher): one line each, saying whether its
+    row in ``report`` is its teacher's."""
+    from deckgym.agents.ppo import read_metadata
+
+    rows = {a.name: (a.win_rate, a.mean_points) for a in report.agents} if report is not None else {}
+    notes = []
+    for spec in specs:
+        if not spec.startswith("ppo:"):
+            continue
+        try:
+            config = read_metadata(spec[4:]).get("train_config") or {}
+        except (OSError, ValueError, KeyError):
+            continue
+        teacher = (config.get("bc_result") or {}).get("teacher") or config.get("bc_teacher")
+        if not teacher:
+            continue
+        note = f"{spec} is a behaviour clone of {teacher}, then PPO"
+        if teacher in rows and rows.get(spec) == rows[teacher]:
+            note += f": here it plays as its teacher (the same row as {teacher})"
+        notes.append(note)
+    return notes
 
 
 def write_replays(game: str, report: Any, players: int, out: str, seed: int, games: int = REPLAY_DEALS) -> str:
@@ -124,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         check_paths(args.out, args.models, games)
     except ValueError as exc:
         parser.error(str(exc))
+    try:  # the charts, before the tournaments
+        require_extra("charts", "the demo's charts", ("matplotlib",))
+    except ImportError as exc:
+        parser.error(str(exc))
     os.makedirs(args.out, exist_ok=True)
     written = []
     for game in games:
@@ -131,10 +137,14 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         specs = lineup(game, players, args.models)
         pairs = len(specs) * (len(specs) - 1) // 2
-        bar = TableProgress(f"{game}: {pairs} pairs", pairs * args.games * players)
-        report = tournament(game, specs, deals=args.games, seed=args.seed, players=players, progress=bar)
+        warm_up(game, specs, players)
+        bar = ArenaProgress(f"{game}: {pairs} pairs", pairs * args.games * players, game, players)
+        report = tournament(game, specs, deals=args.games, seed=args.seed, players=players, progress=bar,
+                            decisions=bar.decisions)
         bar.close()
         print(report.table())
+        for note in model_notes(specs, report):
+            print(f"  note: {note}")
         json_path, png_path = output_paths(args.out, game)
         save_json(report, json_path)
         save_tournament_chart(report, png_path)

@@ -100,7 +100,8 @@ def short_name(spec: str) -> str:
 
 def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: int = 2,
                rules_kwargs: dict[str, Any] | None = None,
-               progress: Callable[[int], None] | None = None) -> TournamentReport:
+               progress: Callable[[int], None] | None = None,
+               decisions: Callable[[int, int], None] | None = None) -> TournamentReport:
     """Play every pair of ``specs`` against each other; see the module docstring."""
     if len(set(specs)) != len(specs) or len(specs) < 2:
         raise ValueError(f"a tournament needs at least two distinct agents, got {specs}")
@@ -111,7 +112,7 @@ def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: 
     for i, j in itertools.combinations(range(k), 2):
         lineup = [specs[i], specs[j]] * (players // 2) + [specs[i]] * (players % 2)
         res = evaluate(game, lineup, deals=deals, seed=seed, players=players, rules_kwargs=rules_kwargs,
-                       progress=progress)
+                       progress=progress, decisions=decisions)
         report.rules = res.rules
         by = {a.name: a for a in res.agents}
         wa, wb = by[specs[i]].wins, by[specs[j]].wins

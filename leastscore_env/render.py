@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deckgym.terminal import plural
 from leastscore_env.cards import NUM_CARDS, RANK_NAMES, SUIT_SYMBOLS
 
 __all__ = ["ansi", "rgb_array"]
@@ -60,7 +61,7 @@ def ansi(core, state, b: int = 0) -> str:
         + (f"({_over(core, t)})" if t["over"] else f"player_{t['cur']} to {t['phase']}"),
         f"floor: {' '.join(_sym(c) for c in t['floor']) or '-'}"
         + (f"   just discarded: {' '.join(_sym(c) for c in t['discard'])}" if t["discard"] else ""),
-        f"deck: {t['deck']} cards   dead pile: {t['dead']} cards",
+        f"deck: {plural(t['deck'], 'card')}   dead pile: {plural(t['dead'], 'card')}",
     ]
     for p, hand in enumerate(t["hands"]):
         mark = "D" if p == _declarer(core, t) else ">" if p == t["cur"] and not t["over"] else " "

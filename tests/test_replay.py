@@ -253,16 +253,17 @@ def test_demo_shows_progress_and_writes_replays(tmp_path, monkeypatch, capsys):
     import deckgym.evaluation.demo as demo
 
     out = io.StringIO()
-    bar = demo.TableProgress("racko: 1 pairs", 10, out=out)
+    bar = demo.ArenaProgress("racko: 1 pairs", 10, out=out)
     bar(4)
     bar(6)
     lines = out.getvalue().splitlines()
-    assert lines[0].endswith("0/10 games, 0 s, expected time: after the first pair")
+    assert lines[0].endswith("0/10 games, 0 s, time left: after the first moves")
     assert "4/10 games" in lines[1] and "left" in lines[1] and "10/10 games" in lines[2]
     monkeypatch.setattr(demo, "lineup", lambda game, players, models: ["random", "racko:bucket"])
     assert demo.main(["--games", "1", "--game", "racko", "--out", str(tmp_path), "--models", str(tmp_path)]) == 0
     text = capsys.readouterr()
     assert f"deckgym view {tmp_path / 'replays'}" in text.out and "Results: " in text.out
+    assert "preparing 2 agents" in text.err.splitlines()[0]  # said before the planners compile
     assert "2/2 games" in text.err  # the bar (not a terminal here: a line per tenth)
     files = sorted((tmp_path / "replays").iterdir())
     assert [f.name for f in files] == [f"racko-deal{d:05d}-rot{r}.jsonl" for d in range(2) for r in range(2)]

@@ -54,7 +54,8 @@ def trained(ray_session, tmp_path_factory):
     # (one game of racko against racko:ranges ends within the 256 decisions)
     out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--envs-per-runner", "1",
                                       "--run-name", "racko", "--opponents", f"{HEURISTIC['racko']}=1"])}
-    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore"]) == 0
+    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore",
+                "--opponents", "self"]) == 0
     out["leastscore"] = json.load(open(runs / "leastscore" / "summary.json"))
     return out
 
@@ -283,7 +284,7 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
     args = build_parser(engine="rllib").parse_args([
         "racko", "--players", "2", "--train-batch", "128", "--batch-size", "64", "--net", "64", "--env-runners", "1",
         "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
-        "--num-envs", "64", "--quiet"])
+        "--num-envs", "64", "--opponents", "self", "--quiet"])
     plan = validate_rllib(args)
     probe = rllib_env()
     spec, meta = self_play_parts(probe, net="64")

@@ -30,7 +30,6 @@ Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and e
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -41,38 +40,11 @@ import numpy as np
 
 from deckgym.outputs import write_json
 from deckgym.rng import seed_of
+from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainArgs, TrainPlan, command_line
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
+from deckgym.training.reporting import arena_line, arena_results, closing_lines, duration, game_flags, next_commands
 
-STATE, MODEL, DATA = "expert_state.json", "expert_model.safetensors", "expert_data.npz"
-OLD_MODEL = "expert_model.zip"  # the pickled format of earlier versions
-# settings of the run itself: a resumed run takes them from its config.json, not the command line
-RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
-                "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
-                "eval_against", "eval_deals", "final_deals", "lr", "n_steps", "batch_size", "epochs", "out")
-
-
-def resume_settings(args: argparse.Namespace) -> None:
-    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's;
-    ``ValueError`` if RUN is not an expert-iteration run or was started with another game or expert."""
-    run = args.resume
-    state = os.path.join(run, STATE)
-    if not os.path.isfile(state) or not os.path.isfile(os.path.join(run, "config.json")):
-        raise ValueError(f"--resume {run}: not an expert-iteration run folder (no {STATE}: no iteration finished "
-                         "there yet, or another kind of run)")
-    if not os.path.isfile(os.path.join(run, MODEL)) and os.path.isfile(os.path.join(run, OLD_MODEL)):
-        from deckgym.agents.policy_file import convert_hint, pickled_kind, refuse_pickle
-
-        old = os.path.join(run, OLD_MODEL)
-        raise refuse_pickle(old, pickled_kind(old) or "a pickle", convert_hint(old) + ", then --resume again")
-    with open(os.path.join(run, "config.json")) as f:
-        config = json.load(f)
-    for key, flag in (("game", "GAME"), ("expert", "--expert")):
-        if args.__dict__.get(key) not in (None, config.get(key)):
-            raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
-                             f"not {args.__dict__.get(key)}")
-    for key in RUN_SETTINGS:
-        if key in config:
-            setattr(args, key, config[key])
+STATE, MODEL, DATA = EXPERT_STATE, EXPERT_MODEL, "expert_data.npz"
 
 
 def _player(policy: Any, rng: np.random.Generator) -> Any:
@@ -113,16 +85,14 @@ def _load_data(run_dir: str) -> Any:
                          "it") from None
 
 
-def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     """Run (or resume) expert iteration as ``args`` and the validated ``plan`` say; returns the summary."""
     import torch
     from sb3_contrib import MaskablePPO
 
     from deckgym.agents.ppo import model_metadata, rebuild_model, save_model, update_metadata
     from deckgym.agents.registry import acts_on_infostates, make_agent
-    from deckgym.training.args import command_line
-    from deckgym.training.behaviour_cloning import collect_teacher_samples, fit
-    from deckgym.training.train import arena_results, sb3_losses
+    from deckgym.training.behaviour_cloning import collect_teacher_samples, fit, sb3_losses
     from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
@@ -134,7 +104,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                      reward=args.reward, features=not args.no_features, seed=args.seed,
                      features_version=args.features_version, history=acts_on_infostates(args.expert))
     venv = env.venv
-    config = {k: v for k, v in vars(args).items() if k != "func"}
+    config = args.to_dict()
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,
                   command=command_line(args), mode="expert iteration")
     meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
@@ -180,7 +150,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             policy.set_training_mode(False)
             ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.safetensors"),
                               {**meta, "expert_iteration": it})
-            res = arena_results(game, ckpt, plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
+            res = arena_results(game, f"ppo:{ckpt}", plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
                                 args.episode == "match")
             minutes = minutes0 + (time.perf_counter() - t0) / 60
             entry = {"iteration": it, "steps": state["samples"] + len(new), "minutes": minutes,
@@ -197,7 +167,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                                {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
                 _save_state(run_dir, model, meta, data, state)
                 write_json(os.path.join(run_dir, "evals.json"), state["history"])
-            line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
+            line = arena_line(res)
             print(f"[iteration {it}] {len(new):,} decisions labelled (network = expert on {entry['agreement']:.3f}), "
                   f"data {len(data):,}, fit accuracy {log['accuracy']:.3f}, {entry['iteration_minutes']:.1f} min; "
                   f"arena: {line}", flush=True)
@@ -210,8 +180,8 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     with no_interrupts():
         final = state["best"].get("arena")
         if not interrupted and state["iteration"] and args.final_deals and os.path.exists(out_path):
-            final = arena_results(game, out_path, plan.eval_against, args.final_deals, P, plan.rules_kwargs,
-                                  args.episode == "match")
+            final = arena_results(game, f"ppo:{out_path}", plan.eval_against, args.final_deals, P,
+                                  plan.rules_kwargs, args.episode == "match")
             from deckgym.agents.ppo import read_metadata
 
             update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals})
@@ -220,5 +190,14 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                    "minutes": state["minutes"], "best_iteration": state["best"]["iteration"], "arena": final,
                    "interrupted": interrupted}
         write_json(os.path.join(run_dir, "summary.json"), summary)
-        print(json.dumps(summary, indent=2))
+    head = ("Interrupted" if interrupted else "Done") + (f": {state['iteration']} iterations of expert iteration "
+                                                         f"with {args.expert}, {state['samples']:,} decisions "
+                                                         f"labelled, {duration(60 * state['minutes'])}")
+    if interrupted:
+        head += f" (--resume {run_dir} goes on)"
+    best = f" (iteration {state['best']['iteration']})" if state["best"]["iteration"] else " (no iteration finished)"
+    commands = next_commands(game, f"ppo:{out_path}", run_dir, game_flags(game, P, args.rule), plan.eval_against[0],
+                             matches=args.episode == "match", init=out_path, curves=bool(state["history"]),
+                             tensorboard=False)
+    print("\n".join(closing_lines(head, out_path + best, final, run_dir, commands)), flush=True)
     return summary
