@@ -8,20 +8,12 @@ from typing import Any
 
 from deckgym.agents.base import Agent
 from deckgym.agents.params import check_params
+from deckgym.registration import GAMES
 
-# spec → "module:Class"; game-specific specs are prefixed with the game's name.
+# spec → "module:Class": the agents of every game; each game's own ("racko:bucket") are listed
+# in its descriptor (``GameSpec.agents``) and joined in by :func:`agent_table`.
 AGENTS: dict[str, str] = {
     "random": "deckgym.agents.random_agent:RandomAgent",
-    "racko:bucket": "deckgym.agents.racko_heuristics:BucketAgent",
-    "racko:ranges": "deckgym.agents.racko_heuristics:RangesAgent",
-    "racko:sequence": "deckgym.agents.racko_heuristics:SequenceAgent",
-    "racko:lookahead": "deckgym.agents.racko_heuristics:LookaheadAgent",
-    "racko:search": "deckgym.agents.racko_search:RackoSearchAgent",
-    "leastscore:greedy": "deckgym.agents.leastscore_heuristics:GreedyAgent",
-    "leastscore:counting": "deckgym.agents.leastscore_heuristics:CountingAgent",
-    "leastscore:expect": "deckgym.agents.leastscore_heuristics:ExpectAgent",
-    "leastscore:dp": "deckgym.agents.leastscore_heuristics:DPAgent",
-    "leastscore:search": "deckgym.agents.leastscore_search:LeastScoreSearchAgent",
 }
 
 
@@ -29,9 +21,18 @@ def register_agent(spec: str, target: str) -> None:
     AGENTS[spec] = target
 
 
+def agent_table() -> dict[str, str]:
+    """Every agent spec → ``"module:Class"``: the shared ones, then each registered game's."""
+    table = dict(AGENTS)
+    for entry in GAMES.values():
+        for spec, target in entry.spec.agent_targets().items():
+            table.setdefault(spec, target)
+    return table
+
+
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in AGENTS if game is None or ":" not in s or s.split(":", 1)[0] == game]
+    names = [s for s in agent_table() if game is None or ":" not in s or s.split(":", 1)[0] == game]
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
@@ -42,12 +43,12 @@ def acts_on_infostates(spec: str) -> bool:
 
     name = spec.partition("?")[0]
     # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
-    return name in AGENTS and wants_infostate(_agent_class(name))
+    return name in agent_table() and wants_infostate(_agent_class(name))
 
 
 def _agent_class(name: str) -> type:
-    """The class a registered agent name stands for (``AGENTS``), imported on first use."""
-    module, cls = AGENTS[name].split(":")
+    """The class a registered agent name stands for (:func:`agent_table`), imported on first use."""
+    module, cls = agent_table()[name].split(":")
     return getattr(importlib.import_module(module), cls)
 
 
@@ -124,7 +125,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
 
         return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
     name, _, overrides = spec.partition("?")
-    if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
+    if name not in agent_table() or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:

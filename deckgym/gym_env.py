@@ -46,7 +46,6 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Sequence
 
 import gymnasium
@@ -178,7 +177,7 @@ class DeckGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before render()")
         v = self._venv
         state = v.finished_state if self._done and v.finished_state is not None else v.state
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         if self.render_mode == "ansi":
             return mod.ansi(self.core, state, 0)
         return mod.rgb_array(self.core, state, 0)

@@ -46,7 +46,6 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from dataclasses import dataclass
@@ -62,9 +61,7 @@ from deckgym.playout import infostate_core, observe_for, play_out, wants_infosta
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
 
-__all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights", "league_weights"]
-
-DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
+__all__ = ["DeckGymVectorEnv", "check_opponent_weights", "league_weights"]
 
 
 def _is_int(x: Any) -> bool:
@@ -214,7 +211,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._seed = 0 if seed is None else int(seed)  # the last game seed; seeds agents built later
         self._first_seed = seed
         if opponents is None:
-            opponents = DEFAULT_OPPONENTS.get(self.game, ("random",))
+            opponents = entry.spec.default_opponents
         elif isinstance(opponents, str) or callable(getattr(opponents, "act", None)):
             opponents = [opponents]
         try:
@@ -338,7 +335,7 @@ class DeckGymVectorEnv(VectorEnv):
             return None
         if self.state is None:
             raise RuntimeError("call reset() before render()")
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         draw = mod.ansi if self.render_mode == "ansi" else mod.rgb_array
         return tuple(draw(self.core, self.state, i) for i in range(self.num_envs))
 

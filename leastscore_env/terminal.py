@@ -58,7 +58,7 @@ class LeastScoreText:
         floor = [c for c in v["floor"] if c >= 0]
         src = "turned up from the deck" if v["turn"] == 0 else f"player_{self._previous(alive, me, P)}'s discards"
         lines.append(f"Floor ({src}): " + (self.cardlist(floor) if floor else "(empty)"))
-        lines += self.hand_lines(v)
+        lines += self.own_lines(v)
         if match:
             lines.append(f"Your total: {v['scores'][0]} (eliminated at {self.rules.elimination_score}).")
         return lines
@@ -70,7 +70,7 @@ class LeastScoreText:
                 return (me + i) % P
         return me
 
-    def hand_lines(self, v: dict) -> list[str]:
+    def own_lines(self, v: dict) -> list[str]:
         hand = [c for c in v["hand"] if c >= 0]
         lines = [f"Your hand: {self.cardlist(hand)}  (total {self.total(hand)})"]
         if v["phase"] == 1:
@@ -158,8 +158,10 @@ class LeastScoreText:
             return f"{start} and took the deck", None
         return f"{start} and took {self.card(before['floor'][a - TAKE_FLOOR])} from the floor", None
 
-    def round_result(self, res: Any, names: list[str], me: int, declarer: int | None = None,
-                     in_round: list[int] | None = None) -> list[str]:
+    def round_result(self, res: Any, names: list[str], me: int, last_seat: int | None = None,
+                     last_action: int | None = None) -> list[str]:
+        """The declaration (L8) or the cap (L10), and every seat's points."""
+        declarer = last_seat if last_action == DECLARE else None
         P = self.core.num_players
         lines = []
         tot = res.extra["hand_total"][0]
@@ -176,3 +178,13 @@ class LeastScoreText:
         for s in range(P):
             lines.append(f"  {names[s]:<{w}} round points {int(pts[s]):>4}   total {int(res.total_points[0, s]):>5}")
         return lines
+
+    def after_round(self, res: Any, names: list[str], me: int) -> list[str]:
+        """In a match, who reached the elimination score this round (L9)."""
+        limit = self.rules.elimination_score
+        if self.core.episode != "match" or res.terminated[0]:
+            return []
+        tot, pts = res.total_points[0], res.round_points[0]
+        return [f"You reached {limit} points: you are eliminated (L9)." if s == me
+                else f"{names[s]} reached {limit} points and is eliminated (L9)."
+                for s in range(self.core.num_players) if tot[s] >= limit and tot[s] - pts[s] < limit]

@@ -210,7 +210,7 @@ def _ls_played(core, b: int, steps: int, seed: int):
 
 @pytest.mark.parametrize("kw", LS_VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
 def test_leastscore_no_leak_and_default_prefix(kw: dict) -> None:
-    from deckgym.evaluation.soak import leastscore_hidden_shuffle
+    from leastscore_env.invariants import hidden_shuffle as leastscore_hidden_shuffle
     from leastscore_env import LeastScoreCore, LeastScoreRules
     from leastscore_env.infostate import LeastScoreInfoCore
 

@@ -21,15 +21,10 @@ from typing import Any
 
 from deckgym.checks import check_output_dir, check_output_file, check_range
 
-DEFAULT_OPPONENTS = {
-    "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
-    "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
-}
 # Options whose default depends on the engine: the sb3 values are the from-scratch recipe
 # (docs/notes/learning-results.md); the RLlib engine keeps the values its runs were tuned with.
 ENGINE_DEFAULTS = {"sb3": {"lr": 1e-3, "gamma": 0.99, "ent_coef": 0.003, "net": "128,128"},
                    "rllib": {"lr": 3e-4, "gamma": 0.995, "ent_coef": 0.01, "net": "256,256"}}
-EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
 
 
 @dataclass
@@ -130,8 +125,9 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     if args.players is not None:
         rules_kwargs["num_players"] = args.players
     rules = entry.make_rules(**rules_kwargs)
-    pool = parse_pool(args.opponents or DEFAULT_OPPONENTS[args.game])
-    eval_against = [s.strip() for s in (args.eval_against or EVAL_AGAINST[args.game]).split(",") if s.strip()]
+    # the game's defaults are in its descriptor (train_opponents, eval_against)
+    pool = parse_pool(args.opponents or entry.spec.train_opponents)
+    eval_against = [s.strip() for s in (args.eval_against or ",".join(entry.spec.eval_against)).split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)

@@ -9,7 +9,6 @@ game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_v
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
@@ -19,7 +18,7 @@ from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return importlib.import_module(game_entry(game).module + ".table_view")
+    return game_entry(game).spec.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
