@@ -38,7 +38,8 @@ from deckgym.agents.leastscore_plan import counting_actions_obs, dp_actions_obs,
 from deckgym.agents.params import Choice, Range
 from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
 from deckgym.playout import infostate_core
-from leastscore_env.core import DECLARE, NUM_ACTIONS, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE, NUM_ACTIONS
 from leastscore_env.dp import DEFAULT_LAM
 from leastscore_env.plan import rules_kwargs, rules_sequences
 

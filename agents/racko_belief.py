@@ -325,7 +325,8 @@ class RackoBelief:
 def last_turn_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: int, temp: float) -> np.ndarray:
     """``(B·M,)`` log-likelihood of the last opponent's last turn in each world under the
     planner (``sequence_plan``'s costs, softmax at ``temp``); 0 where the history shows none."""
-    from racko_env.plan import BIG, DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.plan_constants import BIG
     from racko_env.state import PLACE_DISCARD, PLACE_DRAWN
 
     P = core.num_players

@@ -35,10 +35,12 @@ from deckgym.agents.base import Agent
 from deckgym.agents.racko_belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, draw_orders, opponent_policy, strip_history
 from deckgym.agents.params import Choice, Range
 from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
-from deckgym.agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide
+from deckgym.agents.racko_heuristics import lookahead_decide
+from racko_env.plan import DEFAULT_SEQUENCE_PARAMS
 from deckgym.playout import infostate_core
 from racko_env.core import RackoCore
-from racko_env.plan import BIG, sequence_plan
+from racko_env.plan import sequence_plan
+from racko_env.plan_constants import BIG
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
 __all__ = ["RackoSearchAgent", "rollout_values"]

@@ -25,7 +25,8 @@ from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from deckgym.evaluation.ratings import wilson_interval
 from leastscore_env.cards import NUM_CARDS
-from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.state import LeastScoreState
 

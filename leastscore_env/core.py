@@ -32,20 +32,16 @@ import numpy as np
 from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
-from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
+from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_of
 from leastscore_env.observation import LeastScoreObservation
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
-from leastscore_env.state import (ACTION_NAMES, DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, PHASE_NAMES,
-                                  TAKE_FLOOR, LeastScoreState, empty_state)
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE, hand_word_bits, words_of
+from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreState, empty_state
+from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE
 from leastscore_env.turn import LeastScoreTurns
 
-__all__ = [
-    "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
-    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD", "PAD_WORD", "words_of",
-]
+__all__ = ["LeastScoreCore"]
 
 _I64 = np.int64
 

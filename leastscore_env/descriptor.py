@@ -7,7 +7,8 @@ from typing import Any
 
 from deckgym.descriptor import GameSpec
 from leastscore_env import render, table_view
-from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE
 from leastscore_env.env import env
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.terminal import LeastScoreText

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from leastscore_env.core import PAD, hand_word_bits, words_of
+from leastscore_env.cards import PAD
+from leastscore_env.tables import hand_word_bits, words_of
 
 #: (name, rules fields, episode): soaked as ``leastscore_<name>``
 VARIANTS = [

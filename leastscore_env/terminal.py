@@ -11,7 +11,7 @@ import numpy as np
 
 from deckgym.terminal import Move, plural
 from leastscore_env import cards
-from leastscore_env.core import DECLARE, DRAW_DECK, HAND_MAX, TAKE_FLOOR
+from leastscore_env.state import DECLARE, DRAW_DECK, HAND_MAX, TAKE_FLOOR
 
 class LeastScoreText:
     """What a Least Score player at the table sees, in words."""

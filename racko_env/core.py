@@ -21,16 +21,12 @@ import numpy as np
 from deckgym.core import ObsChoice, RebuiltWhenUnpickled, check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
-from racko_env.tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
 from racko_env.rules import RackoRules
 from racko_env.scoring import RackoScoring
-from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,
-                             PLACE_DRAWN, TAKE, RackoState)
+from racko_env.state import ACTION_NAMES, CHOOSE, NUM_ACTIONS, PHASE_NAMES, RackoState
 from racko_env.turn import RackoTurns
 
-__all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TAKE", "DISCARD_DRAWN",
-           "NUM_ACTIONS", "CHOOSE", "PLACE_DISCARD", "PLACE_DRAWN", "PREFIX_LEN", "LONGEST_RUN", "INCREASING",
-           "rack_codes", "r8_points", "longest_run"]
+__all__ = ["RackoCore"]
 
 
 class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.terminal import Move, plural
-from racko_env.core import DISCARD_DRAWN, DRAW, TAKE
+from racko_env.state import DISCARD_DRAWN, DRAW, TAKE
 from racko_env.tables import r8_points
 
 class RackoText:

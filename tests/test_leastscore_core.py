@@ -253,7 +253,7 @@ def test_observe_out_parameter_and_array_seats_match():
 @pytest.mark.parametrize("same_suit", [False, True])
 def test_legal_discards_match_the_reference_tables(same_suit):
     """The hot path's dense L5 tables give exactly legal_discard_table's masks."""
-    from leastscore_env.core import legal_discard_table
+    from leastscore_env.legality import legal_discard_table
 
     core = make(4, sequence_same_suit=same_suit)
     rng = np.random.default_rng(1)

@@ -9,7 +9,7 @@ import pytest
 import leastscore_env.features as F
 from deckgym.agents.leastscore_plan import counting_actions, greedy_actions
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from leastscore_env.plan import (
     calibrated_skew,
     decode,

@@ -17,7 +17,8 @@ from deckgym.agents.leastscore_plan import dp_actions_obs
 from deckgym.agents.leastscore_search import LeastScoreSearchAgent, rollout_values
 from deckgym.agents.registry import agent_specs, make_agent
 from deckgym.playout import play_out
-from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE, DRAW_DECK, TAKE_FLOOR
 from leastscore_env.rules import LeastScoreRules
 
 FAST = "leastscore:search?samples=8"

@@ -18,7 +18,7 @@ import pytest
 from deckgym.rng import make_keys, random_below, shuffled
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import NUM_CARDS, PAD
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 
 
 def random_play(core, s, rng, steps, declare_p=0.3):

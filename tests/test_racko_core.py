@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from racko_env import RackoCore, RackoRules
-from racko_env.core import RackoState
+from racko_env.state import RackoState
 
 LEGAL = {0: {0, 1}, 1: set(range(2, 12)), 2: set(range(2, 13))}  # R4, by phase
 
