@@ -20,19 +20,9 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from deckgym.core import Core
+from deckgym.rng import check_seed
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
-
-
-def check_seed(seed: Any) -> None:
-    """Refuse a seed that is not ``None`` or a non-negative integer, naming it (``1.7`` must not
-    deal seed 1; a negative seed is refused as by the Gym views)."""
-    if seed is None:
-        return
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
 
 
 class IllegalActionError(ValueError):

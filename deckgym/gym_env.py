@@ -55,6 +55,7 @@ from gymnasium.vector import AutoresetMode
 
 from deckgym.aec import ILLEGAL_ACTION_MODES, illegal_action_message
 from deckgym.registration import game as game_entry
+from deckgym.rng import check_seed
 from deckgym.vector_env import DeckGymVectorEnv
 
 __all__ = ["DeckGymEnv", "MaskedDiscrete"]
@@ -127,8 +128,7 @@ class DeckGymEnv(gymnasium.Env):
 
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._venv._reset_options(options)  # checked before anything changes
         super().reset(seed=seed)
         # A seed deals game 0 of that seed (as the AEC env); without one the next game's seed

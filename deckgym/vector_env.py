@@ -59,7 +59,7 @@ from gymnasium.vector.utils import batch_space
 from deckgym.core import check_core_options, check_obs_option
 from deckgym.playout import infostate_core, observe_for, play_out, wants_infostate
 from deckgym.registration import game as game_entry
-from deckgym.rng import seed_of
+from deckgym.rng import check_seed, seed_of
 
 __all__ = ["DeckGymVectorEnv", "check_opponent_weights", "league_weights"]
 
@@ -170,8 +170,7 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         if not isinstance(shaping, (int, float, np.number)) or isinstance(shaping, bool) or not math.isfinite(shaping):
             raise ValueError(f"shaping must be a finite number, got {shaping!r}")
         if rules is None:
@@ -276,8 +275,7 @@ class DeckGymVectorEnv(VectorEnv):
     # -- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal ``num_envs`` new games (game ``i`` from the core's stream ``(seed, i)``)."""
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._reset_options(options)
         if seed is None:
             seed = self._first_seed  # the constructor's seed, once
