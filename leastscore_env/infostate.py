@@ -1,16 +1,10 @@
 """Least Score information-state observations (``LeastScoreCore(rules, obs="infostate")``):
 what a player with perfect recall knows, as a fixed-size float32 vector, layout version 1.
 
-It is the default observation (:mod:`leastscore_env.env`) followed by the public history of
-the round, per seat in ego order (me first, then the seats after me in turn order):
-
-===========  ======  ================================================================
-field        size    encoding
-===========  ======  ================================================================
-``thrown``   P·52    card id c: 1 if that seat threw card c this round (L4, L5)
-``picked``   P·52    card id c: 1 if that seat took card c from the floor this round
-``draws``    P       cards that seat drew from the deck this round / 52
-===========  ======  ================================================================
+It is the default observation followed by the public history of the round, per seat in ego
+order (me first, then the seats after me in turn order). The layout (fields, offsets, sizes,
+encodings) is written once, in :mod:`leastscore_env.env` (section "Information state"), and
+built here by ``_init_observation`` in the same order (a test compares the two).
 
 With the default observation's ``opp_known`` (the picked cards still held) this is what the
 table has seen each player do. ``obs_view`` decodes the history as bool ``(B, P, 52)`` card
