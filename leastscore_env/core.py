@@ -39,7 +39,7 @@ from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
 from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreState, empty_state
 from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE
-from leastscore_env.turn import LeastScoreTurns
+from leastscore_env.turn import LeastScoreTurns, result_zeros
 
 __all__ = ["LeastScoreCore"]
 
@@ -83,24 +83,17 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         self._arangeP = np.arange(P, dtype=_I64)
         self._arangeP_col = self._arangeP[:, None].copy()
         self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
-        self._cache = SizeCache(self._make_bases)
+        self._step_buffers = SizeCache(self._make_bases)
         self._mask_rows: dict[int, np.ndarray] = {}
         self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
-        self._nothing = self._new_result(1)
-        for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
-                    self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
-                    *self._nothing.extra.values()):
-            arr.flags.writeable = False
+        self._nothing = result_zeros(1, P, writeable=False)
         self._init_deal_tables()
         self._init_scoring_tables()
         self._init_observation()
 
     # ------------------------------------------------------------------ helpers
-    def _bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(arange(n), arange(n) * P, arange(n) * 53), cached per batch size."""
-        return self._cache.get(n)
-
     def _make_bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The step's per-batch-size bases: (arange(n), arange(n) * P, arange(n) * 53)."""
         ar = np.arange(n, dtype=_I64)
         return ar, ar * self.num_players, ar * (NUM_CARDS + 1)
 

@@ -247,7 +247,7 @@ class LeastScoreDealing:
         s.turn[g] = 0
         s.round[g] += 1
         s.over[g] = False
-        s.mask[g] = legal.take(self._bases(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
+        s.mask[g] = legal.take(self._step_buffers.get(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
 
     def deal(self, seed: int, options: dict) -> LeastScoreState:
         """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.

@@ -71,7 +71,7 @@ class LeastScoreObservation:
 
     def _init_observation(self) -> None:
         rules, P = self.rules, self.num_players
-        self._obs_cache = SizeCache(self._make_obs_scratch)
+        self._obs_buffers = SizeCache(self._make_obs_scratch)
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
         self.obs_layout: dict[str, tuple[int, int]] = {}
@@ -159,7 +159,7 @@ class LeastScoreObservation:
         else:
             check_out(out, B, self.base_obs_size)
             obs = out
-        X, D, tmp, tailQ = self._obs_scratch(B)
+        X, D, tmp, tailQ = self._obs_buffers.get(B)
         # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
         # word and the seat + player to move pair (a row of the alive/to_move table)
         if isinstance(seat, (int, np.integer)):
@@ -173,7 +173,7 @@ class LeastScoreObservation:
             key += e * P
         else:
             seat = np.asarray(seat)
-            rows = self._bases(B)[1] + seat
+            rows = self._step_buffers.get(B)[1] + seat
             flatT = self._ego_deltaT.take(seat, axis=1)
             flatT += rows
             hbT = s.hand_bits.reshape(-1).take(flatT)
@@ -269,10 +269,6 @@ class LeastScoreObservation:
         raw.append(f_turn[turn] if 0 <= turn < len(f_turn) else float(s.turn[0] * np.float32(1.0 / self.rules.max_turns)))
         obs[0, 52 * K :] = raw
         return obs
-
-    def _obs_scratch(self, B: int):
-        """observe's per-batch-size buffers (internal: never returned)."""
-        return self._obs_cache.get(B)
 
     def _make_obs_scratch(self, B: int) -> tuple[np.ndarray, ...]:
         K = self._nblocks

@@ -8,6 +8,7 @@ See ``docs/CONTRACT.md`` for the interface and ``docs/RULES.md`` for the rules (
 * :mod:`racko_env.tables`: the rack lookup tables (R7, R8, R10);
 * :mod:`racko_env.dealing`: deals (R3) and explicit deals;
 * :mod:`racko_env.turn`: legal actions and the turn (R4–R7, R9);
+* :mod:`racko_env.sampling`: uniformly random legal actions;
 * :mod:`racko_env.scoring`: round and match ends (R8–R12);
 * :mod:`racko_env.observation`: observations and ``obs_view``.
 """
@@ -22,6 +23,7 @@ from deckgym.core import ObsChoice, RebuiltWhenUnpickled, check_core_options, ch
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
 from racko_env.rules import RackoRules
+from racko_env.sampling import RackoSampling
 from racko_env.scoring import RackoScoring
 from racko_env.state import ACTION_NAMES, CHOOSE, NUM_ACTIONS, PHASE_NAMES, RackoState
 from racko_env.turn import RackoTurns
@@ -29,7 +31,8 @@ from racko_env.turn import RackoTurns
 __all__ = ["RackoCore"]
 
 
-class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
+class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RackoSampling,
+                RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
     points when a round ends; team points with R11); ``obs``: ``"default"`` (layout v1,
@@ -67,7 +70,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         self._init_observation()
 
     def _rows(self, b: int) -> np.ndarray:
-        return self._cache(b).rows
+        return self._step_buffers.get(b).rows
 
     def current_player(self, state: RackoState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
@@ -79,7 +82,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
 
     def alive(self, state: RackoState) -> np.ndarray:
         """``(B, P)`` bool, all True: nobody is eliminated in Rack-O (a read-only array)."""
-        return self._cache(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
+        return self._step_buffers.get(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
 
     # -- readable state -----------------------------------------------------------------------
     def racks(self, state: RackoState) -> np.ndarray:

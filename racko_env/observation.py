@@ -107,9 +107,6 @@ class RackoObservation:
         self.obs_low = 0.0
         self.obs_high = high
 
-    def _obs_cache(self, b: int) -> ObsBuffers:
-        return self._obs_buffers.get(b)
-
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 observations (layout in ``racko_env.env``), ego-centric
         for ``seat``: an int, or ``(B,)`` ints (one seat per game); ValueError otherwise.
@@ -130,7 +127,7 @@ class RackoObservation:
         if out is not None:
             check_out(out, b, self.base_obs_size)
         N = self.deck_size
-        c = self._obs_cache(b)
+        c = self._obs_buffers.get(b)
         if not isinstance(seat, (int, np.integer)):
             seat = np.asarray(seat)
         # Every block is written as one 1-D copy of n-byte items (``_BatchTables`` views):
