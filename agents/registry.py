@@ -53,12 +53,9 @@ def _agent_class(name: str) -> type:
 
 
 def _tuning(agent: Agent) -> dict[str, Any]:
-    """The parameters a spec may override: a heuristic's ``params`` dict, or its numeric class attributes."""
+    """The parameters a spec may override: the agent's ``params`` dict (the one way agents are tuned)."""
     params = getattr(agent, "params", None)
-    if isinstance(params, dict):
-        return dict(params)
-    return {k: getattr(agent, k) for k in dir(type(agent))
-            if not k.startswith("_") and isinstance(getattr(agent, k), (int, float)) and not isinstance(getattr(agent, k), bool)}
+    return dict(params) if isinstance(params, dict) else {}
 
 
 def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
@@ -78,11 +75,7 @@ def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
         except ValueError:
             raise ValueError(f"agent {spec!r}: {key}={value!r} is not a valid {type(old).__name__} value") from None
     check_params(spec, getattr(agent, "param_ranges", {}), tuning)
-    if isinstance(getattr(agent, "params", None), dict):
-        agent.params = tuning
-    else:
-        for key, value in tuning.items():
-            setattr(agent, key, value)
+    agent.params = tuning
 
 
 def _ppo_options(spec: str, text: str) -> dict[str, Any]:
