@@ -99,3 +99,37 @@ def test_descriptor_is_consistent(name: str) -> None:
     assert all(callable(getattr(checks, f)) for f in ("cards_ok", "hidden_shuffle", "moves")) and checks.VARIANTS
     assert "Move" not in dir(spec.text) and callable(spec.text(core).own_lines)
     assert importlib.import_module(entry.module + ".descriptor").GAME is spec
+
+
+def _module_table() -> dict[str, dict[str, bool]]:
+    """docs/CONTRACT.md's table of a game package's modules: ``{module: {game column: present}}``."""
+    text = (ROOT / "docs" / "CONTRACT.md").read_text(encoding="utf-8")
+    section = text[text.index("## Module names in a game package"):]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("|")]
+    header = [c.strip() for c in rows[0]]
+    table = {}
+    for row in rows[2:]:
+        name = row[0].strip().strip("`")
+        table[name] = {header[i]: row[i].strip() != "—" for i in (2, 3)}
+    return table
+
+
+@pytest.mark.parametrize("package, column", [("racko_env", "Rack-O"), ("leastscore_env", "Least Score")])
+def test_the_contract_table_lists_every_module_of_each_game(package: str, column: str) -> None:
+    table = _module_table()
+    assert len(table) > 20
+    documented = {m for m, present in table.items() if present[column]}
+    actual = {p.name for p in (ROOT / package).glob("*.py")}
+    assert documented == actual
+
+
+def test_game_specific_agent_modules_say_their_game() -> None:
+    prefixes = {"racko_env": "racko_", "leastscore_env": "leastscore_"}
+    for path in sorted((ROOT / "agents").glob("*.py")):
+        games = {g for g in prefixes for m in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(m, (ast.Import, ast.ImportFrom))
+                 for n in ([a.name for a in m.names] if isinstance(m, ast.Import) else [m.module or ""])
+                 if n.split(".")[0] == g}
+        assert len(games) <= 1, f"{path.name} imports two games"
+        for g in games:
+            assert path.name.startswith(prefixes[g]), f"{path.name} imports {g}: its name must say the game"
