@@ -290,7 +290,7 @@ class RackoBelief:
         st.dealer[:] = (st.player.astype(np.int64) - 1 - st.turn) % P  # the seat before the first mover
         st.pub[:, 0] = v["seen"][rep]
         st.pub[:, 1] = v["in_discard"][rep]
-        st.totals[:] = v["scores"][rep]
+        st.scores[:] = v["scores"][rep]
         st.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
         st.took[:] = v["took"][rep]
         st.thrown[:] = v["thrown"][rep]

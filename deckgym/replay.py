@@ -63,9 +63,16 @@ def raw_state(state: Any, b: int) -> dict[str, str]:
             for f in fields(state)}
 
 
+def current_names(state_cls: type, raw: dict[str, str]) -> dict[str, str]:
+    """``raw`` with the field names of older replays renamed to today's (``BatchState.former_names``)."""
+    former = {old: new for new, old in getattr(state_cls, "former_names", {}).items()}
+    return {former.get(k, k): v for k, v in raw.items()}
+
+
 def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
     """A batch of one game (B = 1) holding the state written by :func:`raw_state`."""
     template = core.init(1, 0)
+    raw = current_names(type(template), raw)
     out = {}
     for f in fields(template):
         ref = getattr(template, f.name)
@@ -340,6 +347,7 @@ def resimulate(replay: Replay) -> int:
 
 def _same(replay: Replay, state: Any, raw: dict[str, str], where: str) -> None:
     now = raw_state(state, 0)
+    raw = current_names(type(state), raw)
     diff = [k for k in now if now[k] != raw.get(k)]
     if diff:
         raise ReplayError(f"replay {replay.path}: the re-simulated state differs at {where} (fields {', '.join(diff)})")

@@ -38,7 +38,7 @@ def true_worlds(core: RackoCore, st: RackoState, rows: np.ndarray, k: int, rng: 
     R = len(sub.disc_n)
     ego = (sub.player.astype(np.int64)[:, None] + np.arange(P)[None, :]) % P
     fields["racks"] = sub.racks[np.arange(R)[:, None], ego]
-    fields["totals"] = sub.totals[np.arange(R)[:, None], ego]
+    fields["totals"] = sub.scores[np.arange(R)[:, None], ego]
     fields["dealer"] = (sub.dealer.astype(np.int64) - sub.player) % P
     fields["player"] = np.zeros(R, np.int8)
     d = K - sub.disc_n.astype(np.int64) - (sub.phase != CHOOSE)

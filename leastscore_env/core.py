@@ -118,7 +118,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     # ------------------------------------------------------------------ contract: queries
     def current_player(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
-        return state.cur.astype(_I64)
+        return state.player.astype(_I64)
 
     def phase(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: 0 = discard or declare, 1 = draw (L4): an index into ``phase_names``."""
@@ -187,7 +187,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
             "seen": cardset(s.seen[b]),
             "scores": [int(x) for x in s.scores[b]],
             "alive": [bool(x) for x in self._alive_bool[s.alive[b]]],
-            "current_player": int(s.cur[b]),
+            "current_player": int(s.player[b]),
             "first_player": int(s.first[b]),
             "phase": self.phase_names[int(s.phase[b])],
             "turn": int(s.turn[b]),

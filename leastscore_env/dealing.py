@@ -241,7 +241,7 @@ class LeastScoreDealing:
         s.top[g] = top
         s.seen[g] = upbit
         s.dead[g] = 0
-        s.cur[g] = first
+        s.player[g] = first
         s.first[g] = first
         s.phase[g] = 0
         s.turn[g] = 0
@@ -339,7 +339,7 @@ class LeastScoreDealing:
         s.top[0] = top
         s.seen[0] = s.floor_bits[0]
         s.scores[0] = scores
-        s.cur[0] = s.first[0] = first
+        s.player[0] = s.first[0] = first
         s.round[0] = 1
         s.mask[0] = s.legal[0, first]
         return s

@@ -92,7 +92,7 @@ class LeastScoreInfoCore(LeastScoreCore):
             actions = self.check_actions(st, actions)
         a = np.asarray(actions, dtype=np.int64).reshape(-1)
         rows = np.arange(len(a))
-        p = st.cur.astype(np.intp)
+        p = st.player.astype(np.intp)
         phase = st.phase.copy()
         known = st.known[rows, p].copy()
         res = super().step(st, a, check=False)

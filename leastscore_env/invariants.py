@@ -79,9 +79,9 @@ def hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.random.Generato
     out.deck[:] = np.where(in_deck, perm[rows[:, None], src], st.deck).astype(st.deck.dtype)
     legal_of = getattr(core, "_legal_of", None)
     if legal_of is not None:  # the opponents' legal discards follow their new hands
-        mover_legal = st.legal[rows, st.cur.astype(np.int64)]
+        mover_legal = st.legal[rows, st.player.astype(np.int64)]
         out.legal[:] = legal_of(out.hands)
-        out.legal[rows, st.cur.astype(np.int64)] = mover_legal
+        out.legal[rows, st.player.astype(np.int64)] = mover_legal
     return out
 
 

@@ -169,7 +169,7 @@ class LeastScoreObservation:
             knT = s.known.T.take(ego[1:], axis=0)
             scT = s.scores.T.take(ego, axis=0)
             hw = s.hands[:, e].copy()
-            key = s.cur.astype(np.intp)
+            key = s.player.astype(np.intp)
             key += e * P
         else:
             seat = np.asarray(seat)
@@ -181,7 +181,7 @@ class LeastScoreObservation:
             scT = s.scores.reshape(-1).take(flatT)
             hw = s.hands.reshape(-1).take(rows)
             key = seat * P
-            key += s.cur
+            key += s.player
         # the K card blocks (52-bit words: own hand, floor, discard, seen, dead, opp_known)
         # packed end to end into nW 64-bit words per game, so that one unpack gives each
         # game's 52 K card bits contiguously
@@ -262,7 +262,7 @@ class LeastScoreObservation:
             raw += [f_score[sc[q]] for q in ego]
         else:  # outside the table (not reachable by play): the batched product
             raw += (s.scores[0].take(ego) * np.float32(1.0 / self.rules.elimination_score)).tolist()
-        alive, cur, phase, turn = int(s.alive[0]), int(s.cur[0]), int(s.phase[0]), int(s.turn[0])
+        alive, cur, phase, turn = int(s.alive[0]), int(s.player[0]), int(s.phase[0]), int(s.turn[0])
         raw += self._ego_alive[e][alive]
         raw += self._ego_tomove[e][cur]
         raw += [phase, phase == 0 and turn >= N_ALIVE_PY[alive], f_deck[int(s.top[0])]]

@@ -100,7 +100,7 @@ class LeastScoreTurns:
         """``step`` for a batch of one game (the AEC env) on Python ints: the same rules and
         the same state, result and random draws as ``_discard`` / ``_draw`` (tests compare
         the two step by step); the rare round end, deal and reshuffle use the batched code."""
-        cur = int(s.cur[0])
+        cur = int(s.player[0])
         if not s.phase[0]:  # L4 first half: discard the group a + 1 (or declare, L7)
             w = int(s.hands[0, cur])
             sel = a + 1
@@ -169,7 +169,7 @@ class LeastScoreTurns:
         s.pending_sel[0] = 0
         s.pending_bits[0] = 0
         s.turn[0] = turn
-        s.cur[0] = nxt
+        s.player[0] = nxt
         s.phase[0] = 0
         s.mask[0] = mask
         if turn < self.rules.max_turns:
@@ -183,11 +183,11 @@ class LeastScoreTurns:
         declare, a == 31, L7)."""
         _, arP, _ = self._step_buffers.get(s.phase.shape[0])
         if ix is None:
-            rows = arP + s.cur
+            rows = arP + s.player
             fs = s.floor_sel
         else:
             rows = arP.take(ix)
-            rows += s.cur.take(ix)
+            rows += s.player.take(ix)
             fs = s.floor_sel.take(ix)
         T = ACTION_DISCARD_TABLES.take(a, axis=1)  # (7, n): the tables of each game's group
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
@@ -262,7 +262,7 @@ class LeastScoreTurns:
         fc = g(s.floor) >> sh  # the floor card taken (PAD if none)
         fc &= 0xFF
         c = np.minimum(fc, s.deck.reshape(-1).take(di))  # the card taken
-        cur = g(s.cur)
+        cur = g(s.player)
         rowsP = g(arP)
         rows = rowsP + cur
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
@@ -310,7 +310,7 @@ class LeastScoreTurns:
             s.pending_sel[:] = 0
             s.pending_bits[:] = 0
             s.turn[:] = turn
-            s.cur[:] = nxt
+            s.player[:] = nxt
             s.phase[:] = 0
             s.mask[:] = mask
         else:
@@ -323,7 +323,7 @@ class LeastScoreTurns:
             s.pending_sel[ix] = 0
             s.pending_bits[ix] = 0
             s.turn[ix] = turn
-            s.cur[ix] = nxt
+            s.player[ix] = nxt
             s.phase[ix] = 0
             s.mask[ix] = mask
         if turn.max() >= self.rules.max_turns:  # L10

@@ -118,7 +118,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
             "dealer": int(state.dealer[b]),
             "turn": int(state.turn[b]),
             "seen": [c for c in np.flatnonzero(state.pub[b, 0]).tolist() if c],
-            "totals": state.totals[b].astype(int).tolist(),
+            "totals": state.scores[b].astype(int).tolist(),
             "rng_key": int(state.rng_key[b]),
             "rng_counter": int(state.rng_counter[b]),
         }

@@ -176,7 +176,7 @@ class RackoObservation:
         np.copyto(obs, c.obs_code)
         np.multiply(c.head_code_k, c.head_scale, out=c.head_f_k)
         np.multiply(st.turn, self._obs_turn_scale, out=c.turn_col)
-        tf = st.totals.reshape(-1)
+        tf = st.scores.reshape(-1)
         for col, ix in zip(c.score_cols, ego_cols):  # match totals in ego order
             np.multiply(tf.take(ix), self._obs_score_scale, out=col)
         np.copyto(np.ndarray((b,), c.head_items.dtype, buffer=obs, strides=(obs.strides[0],)), c.head_items)
@@ -188,7 +188,7 @@ class RackoObservation:
         racks = st.racks[0].tolist()
         piles = st.piles[0].tolist()
         ph, player, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
-        totals = st.totals[0].tolist()
+        totals = st.scores[0].tolist()
         order = [(seat + j) % P for j in range(P)]
         raw = [x if x > 0 else -x for x in racks[seat]]
         for q in order[1:]:  # opponents: only the public (negative) cards, R5
