@@ -74,12 +74,12 @@ class LeastScoreObservation:
         self._obs_buffers = SizeCache(self._make_obs_scratch)
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
-        self.obs_layout: dict[str, tuple[int, int]] = {}
+        self.obs_slices: dict[str, slice] = {}
         off = 0
         for name in ("hand_mask", "floor", "discard", "seen", "dead"):
-            self.obs_layout[name] = (off, off + 52)
+            self.obs_slices[name] = slice(off, off + 52)
             off += 52
-        self.obs_layout["opp_known"] = (off, off + 52 * (P - 1))
+        self.obs_slices["opp_known"] = slice(off, off + 52 * (P - 1))
         off = 52 * K
         for name, n in [
             ("hand_slots", 5 * 3),
@@ -92,7 +92,7 @@ class LeastScoreObservation:
             ("deck_size", 1),
             ("turn", 1),
         ]:
-            self.obs_layout[name] = (off, off + n)
+            self.obs_slices[name] = slice(off, off + n)
             off += n
         self.obs_size = self.base_obs_size = off  # (an information-state core appends to obs_size)
         # B = 1 path: ego orders as lists, the per-entry scale of the non-card observation
@@ -121,14 +121,13 @@ class LeastScoreObservation:
         # (right if negative) for (k, sh) in _obs_pack[j]
         nw = self._obs_nw = (52 * K + 63) // 64
         self._obs_pack = [[(k, 52 * k - 64 * j) for k in range(K) if -52 < 52 * k - 64 * j < 64] for j in range(nw)]
-        self._o_slots = self.obs_layout["hand_slots"][0]
-        self._o_rest = self.obs_layout["opp_hand_size"][0]
+        self._o_slots = self.obs_slices["hand_slots"].start
+        self._o_rest = self.obs_slices["opp_hand_size"].start
         # Tight bounds: all in [0, 1] except the scores (a total may pass the threshold on
         # the round that eliminates: at most elimination_score - 1 + penalty + 50).
         self.obs_low = np.zeros(self.obs_size, dtype=np.float32)
         self.obs_high = np.ones(self.obs_size, dtype=np.float32)
-        a, b = self.obs_layout["scores"]
-        self.obs_high[a:b] = (rules.elimination_score - 1 + rules.penalty + 50) / rules.elimination_score
+        self.obs_high[self.obs_slices["scores"]] = (rules.elimination_score - 1 + rules.penalty + 50) / rules.elimination_score
 
     # ------------------------------------------------------------------ observations
     def observe(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:
@@ -287,11 +286,10 @@ class LeastScoreObservation:
             obs = obs[None]
         if obs.ndim != 2 or obs.shape[1] != self.base_obs_size:
             raise ValueError(f"observations must have shape (B, {self.base_obs_size}), got {obs.shape}")
-        B, P, L = obs.shape[0], self.num_players, self.obs_layout
+        B, P, L = obs.shape[0], self.num_players, self.obs_slices
 
         def f(name):
-            a, b = L[name]
-            return obs[:, a:b]
+            return obs[:, L[name]]
 
         def ids_of(onehot, n=5):
             key = np.where(onehot > 0.5, _CARD_IDS, 99)

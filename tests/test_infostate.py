@@ -322,9 +322,7 @@ def test_the_infostate_layout_is_written_once_and_matches_the_code(game: str, pl
     rows = rows[: next((i for i, r in enumerate(rows) if not r[0].strip()), len(rows))]
     core = entry.make_core(entry.make_rules(num_players=players), obs="infostate")
     plain = entry.make_core(entry.make_rules(num_players=players))
-    layout = getattr(core, "obs_slices", None) or getattr(core, "obs_layout")
-    base = set(getattr(plain, "obs_slices", None) or getattr(plain, "obs_layout"))
-    fields = [(k, (v.stop - v.start) if isinstance(v, slice) else v[1] - v[0]) for k, v in layout.items() if k not in base]
+    fields = [(k, v.stop - v.start) for k, v in core.obs_slices.items() if k not in plain.obs_slices]
     P = players
     N = getattr(core, "deck_size", 52)
     L = 24
