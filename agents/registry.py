@@ -21,18 +21,25 @@ def register_agent(spec: str, target: str) -> None:
     AGENTS[spec] = target
 
 
-def agent_table() -> dict[str, str]:
-    """Every agent spec → ``"module:Class"``: the shared ones, then each registered game's."""
+def agent_table(game: str | None = None) -> dict[str, str]:
+    """Agent spec → ``"module:Class"``: the shared ones, then every registered game's (only
+    ``game``'s if given: a game's descriptor is imported only when its agents are asked for)."""
     table = dict(AGENTS)
-    for entry in GAMES.values():
-        for spec, target in entry.spec.agent_targets().items():
-            table.setdefault(spec, target)
+    for name, entry in GAMES.items():
+        if game is None or name == game:
+            for spec, target in entry.spec.agent_targets().items():
+                table.setdefault(spec, target)
     return table
+
+
+def _game_of(name: str) -> str | None:
+    """The game a spec's name belongs to (``"racko:bucket"`` → ``"racko"``), None for shared ones."""
+    return name.split(":", 1)[0] if ":" in name else None
 
 
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in agent_table() if game is None or ":" not in s or s.split(":", 1)[0] == game]
+    names = [s for s in agent_table(game) if game is None or ":" not in s or s.split(":", 1)[0] == game]
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
@@ -43,12 +50,12 @@ def acts_on_infostates(spec: str) -> bool:
 
     name = spec.partition("?")[0]
     # ppo:/rllib: models and unknown specs (make_agent names the error) read the default
-    return name in agent_table() and wants_infostate(_agent_class(name))
+    return name in agent_table(_game_of(name)) and wants_infostate(_agent_class(name))
 
 
 def _agent_class(name: str) -> type:
     """The class a registered agent name stands for (:func:`agent_table`), imported on first use."""
-    module, cls = agent_table()[name].split(":")
+    module, cls = agent_table(_game_of(name))[name].split(":")
     return getattr(importlib.import_module(module), cls)
 
 
@@ -118,7 +125,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
 
         return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
     name, _, overrides = spec.partition("?")
-    if name not in agent_table() or (game is not None and ":" in name and name.split(":", 1)[0] != game):
+    if name not in agent_table(_game_of(name)) or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:
