@@ -25,8 +25,6 @@ the pieces, one module per concept:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index
