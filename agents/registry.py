@@ -14,20 +14,12 @@ from typing import Any
 
 from deckgym.agents.base import Agent
 from deckgym.agents.params import check_params
+from deckgym.registration import GAMES
 
-# spec → "module:Class"; game-specific specs are prefixed with the game's name.
+# spec → "module:Class": the agents of every game; each game's own ("racko:bucket") are listed
+# in its descriptor (``GameSpec.agents``) and joined in by :func:`agent_table`.
 AGENTS: dict[str, str] = {
     "random": "deckgym.agents.random_agent:RandomAgent",
-    "racko:bucket": "deckgym.agents.racko_heuristics:BucketAgent",
-    "racko:ranges": "deckgym.agents.racko_heuristics:RangesAgent",
-    "racko:sequence": "deckgym.agents.racko_heuristics:SequenceAgent",
-    "racko:lookahead": "deckgym.agents.racko_heuristics:LookaheadAgent",
-    "racko:search": "deckgym.agents.racko_search:RackoSearchAgent",
-    "leastscore:greedy": "deckgym.agents.leastscore_heuristics:GreedyAgent",
-    "leastscore:counting": "deckgym.agents.leastscore_heuristics:CountingAgent",
-    "leastscore:expect": "deckgym.agents.leastscore_heuristics:ExpectAgent",
-    "leastscore:dp": "deckgym.agents.leastscore_heuristics:DPAgent",
-    "leastscore:search": "deckgym.agents.leastscore_search:LeastScoreSearchAgent",
 }
 
 
@@ -35,9 +27,25 @@ def register_agent(spec: str, target: str) -> None:
     AGENTS[spec] = target
 
 
+def agent_table(game: str | None = None) -> dict[str, str]:
+    """Agent spec → ``"module:Class"``: the shared ones, then every registered game's (only
+    ``game``'s if given: a game's descriptor is imported only when its agents are asked for)."""
+    table = dict(AGENTS)
+    for name, entry in GAMES.items():
+        if game is None or name == game:
+            for spec, target in entry.spec.agent_targets().items():
+                table.setdefault(spec, target)
+    return table
+
+
+def _game_of(name: str) -> str | None:
+    """The game a spec's name belongs to (``"racko:bucket"`` → ``"racko"``), None for shared ones."""
+    return name.split(":", 1)[0] if ":" in name else None
+
+
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in AGENTS if game is None or ":" not in s or s.split(":", 1)[0] == game]
+    names = [s for s in agent_table(game) if game is None or ":" not in s or s.split(":", 1)[0] == game]
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
@@ -50,7 +58,7 @@ def acts_on_infostates(spec: str) -> bool:
     if spec.startswith(("ppo:", "rllib:")):
         return _policy_reads_infostates(_split_model_spec(spec)[1])
     # unknown specs (make_agent names the error) read the default
-    return name in AGENTS and wants_infostate(_agent_class(name))
+    return name in agent_table(_game_of(name)) and wants_infostate(_agent_class(name))
 
 
 def _policy_reads_infostates(path: str) -> bool:
@@ -67,18 +75,15 @@ def _policy_reads_infostates(path: str) -> bool:
 
 
 def _agent_class(name: str) -> type:
-    """The class a registered agent name stands for (``AGENTS``), imported on first use."""
-    module, cls = AGENTS[name].split(":")
+    """The class a registered agent name stands for (:func:`agent_table`), imported on first use."""
+    module, cls = agent_table(_game_of(name))[name].split(":")
     return getattr(importlib.import_module(module), cls)
 
 
 def _tuning(agent: Agent) -> dict[str, Any]:
-    """The parameters a spec may override: a heuristic's ``params`` dict, or its numeric class attributes."""
+    """The parameters a spec may override: the agent's ``params`` dict (the one way agents are tuned)."""
     params = getattr(agent, "params", None)
-    if isinstance(params, dict):
-        return dict(params)
-    return {k: getattr(agent, k) for k in dir(type(agent))
-            if not k.startswith("_") and isinstance(getattr(agent, k), (int, float)) and not isinstance(getattr(agent, k), bool)}
+    return dict(params) if isinstance(params, dict) else {}
 
 
 def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
@@ -98,11 +103,7 @@ def _apply_overrides(agent: Agent, spec: str, text: str) -> None:
         except ValueError:
             raise ValueError(f"agent {spec!r}: {key}={value!r} is not a valid {type(old).__name__} value") from None
     check_params(spec, getattr(agent, "param_ranges", {}), tuning)
-    if isinstance(getattr(agent, "params", None), dict):
-        agent.params = tuning
-    else:
-        for key, value in tuning.items():
-            setattr(agent, key, value)
+    agent.params = tuning
 
 
 def _split_model_spec(spec: str) -> tuple[str, str, str]:
@@ -201,7 +202,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     if spec.startswith(("ppo:", "rllib:")):
         return _model_agent(spec, core, seed, game)
     name, _, overrides = spec.partition("?")
-    if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
+    if name not in agent_table(_game_of(name)) or (game is not None and ":" in name and name.split(":", 1)[0] != game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:

@@ -35,18 +35,8 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from deckgym.core import Core
-from deckgym.illegal import (ILLEGAL_ACTION_MODES, IllegalActionError, IllegalActionLog,  # noqa: F401 (re-exported)
-                             check_illegal_action_mode, illegal_action_message)
-
-def check_seed(seed: Any) -> None:
-    """Refuse a seed that is not ``None`` or a non-negative integer, naming it (``1.7`` must not
-    deal seed 1; a negative seed is refused as by the Gym views)."""
-    if seed is None:
-        return
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+from deckgym.illegal import (IllegalActionError, IllegalActionLog, check_illegal_action_mode, illegal_action_message)
+from deckgym.rng import check_seed
 
 
 class CoreAECEnv(AECEnv, EzPickle):

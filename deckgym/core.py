@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field, fields
 from collections import OrderedDict
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ S = TypeVar("S", bound="BatchState")
 
 class BatchState:
     """Mixin for a dataclass of ``(B, ...)`` numpy arrays."""
+
+    #: ``{field: the name replays written before a rename call it}`` (read by :mod:`deckgym.replay`)
+    former_names: ClassVar[dict[str, str]] = {}
 
     def copy(self: S) -> S:
         return type(self)(**{f.name: getattr(self, f.name).copy() for f in fields(self)})  # type: ignore[arg-type]

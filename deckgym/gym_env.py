@@ -52,7 +52,6 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Sequence
 
 import gymnasium
@@ -62,6 +61,7 @@ from gymnasium.vector import AutoresetMode
 
 from deckgym.illegal import check_illegal_action_mode
 from deckgym.registration import game as game_entry
+from deckgym.rng import check_seed
 from deckgym.vector_env import DeckGymVectorEnv
 
 __all__ = ["DeckGymEnv", "MaskedDiscrete"]
@@ -133,8 +133,7 @@ class DeckGymEnv(gymnasium.Env):
 
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._venv._reset_options(options)  # checked before anything changes
         super().reset(seed=seed)
         # A seed deals game 0 of that seed (as the AEC env); without one the next game's seed
@@ -178,7 +177,7 @@ class DeckGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before render()")
         v = self._venv
         state = v.finished_state if self._done and v.finished_state is not None else v.state
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         if self.render_mode == "ansi":
             return mod.ansi(self.core, state, 0)
         return mod.rgb_array(self.core, state, 0)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import importlib
 import json
 import math
 import os
@@ -66,9 +65,16 @@ def raw_state(state: Any, b: int) -> dict[str, str]:
             for f in fields(state)}
 
 
+def current_names(state_cls: type, raw: dict[str, str]) -> dict[str, str]:
+    """``raw`` with the field names of older replays renamed to today's (``BatchState.former_names``)."""
+    former = {old: new for new, old in getattr(state_cls, "former_names", {}).items()}
+    return {former.get(k, k): v for k, v in raw.items()}
+
+
 def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
     """A batch of one game (B = 1) holding the state written by :func:`raw_state`."""
     template = core.init(1, 0)
+    raw = current_names(type(template), raw)
     out = {}
     for f in fields(template):
         ref = getattr(template, f.name)
@@ -84,18 +90,10 @@ def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
     return type(template)(**out)
 
 
-def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]] | None:
-    """``names(view, mask) -> {action: move name}``: the moves as the terminal names them
-    (``<game>_env.terminal``), or ``None`` when the game has no terminal text."""
-    try:
-        term = importlib.import_module(game_entry(game).module + ".terminal")
-    except ImportError:
-        return None
-    # the module's one ``...Text`` class (RackoText, LeastScoreText) names the moves
-    classes = [v for k, v in vars(term).items() if k.endswith("Text") and isinstance(v, type) and hasattr(v, "moves")]
-    if len(classes) != 1:
-        return None
-    text = classes[0](core)
+def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]]:
+    """``names(view, mask) -> {action: move name}``: the moves as the terminal names them (the
+    game's descriptor's ``text``)."""
+    text = game_entry(game).spec.text(core)
 
     def names(view: dict, mask: np.ndarray) -> dict[int, str]:
         return {m.action: m.name for m in text.moves(view, mask)}
@@ -114,11 +112,9 @@ def make_header(game: str, core: Any, seats: Sequence[str], seed: int, deal: int
 
 
 def end_reason(game: str, core: Any, result: Any, r: int, last_action: int) -> str:
-    """Why a round ended: ``"rack-o"`` or ``"cap"`` (R9) in Rack-O; ``"declare"`` or ``"cap"`` (L10) in Least Score."""
-    if game == "racko":
-        went = result.extra.get("went_out")
-        return "rack-o" if went is not None and bool(went[r].any()) else "cap"
-    return "declare" if core.action_names[int(last_action)] == "declare" else "cap"
+    """Why a round ended, as the game's descriptor says (Rack-O: ``"rack-o"`` or ``"cap"``, R9;
+    Least Score: ``"declare"`` or ``"cap"``, L10)."""
+    return game_entry(game).spec.end_reason(core, result, r, last_action)
 
 
 def _decoded(core: Any, obs_row: np.ndarray) -> dict[str, Any]:
@@ -147,10 +143,9 @@ class GameRecord:
             "action_name": core.action_names[int(action)], "legal": legal,
             "state": jsonable(core.state_dict(state, b)), "raw": raw_state(state, b), "obs": view,
         }
-        if self._namer is not None:
-            names = self._namer({k: v[0] for k, v in core.obs_view(obs_row[None]).items()}, np.asarray(mask_row, dtype=bool))
-            line["move"] = names.get(int(action), core.action_names[int(action)])
-            line["legal_moves"] = [names.get(a, core.action_names[a]) for a in legal]
+        names = self._namer({k: v[0] for k, v in core.obs_view(obs_row[None]).items()}, np.asarray(mask_row, dtype=bool))
+        line["move"] = names.get(int(action), core.action_names[int(action)])
+        line["legal_moves"] = [names.get(a, core.action_names[a]) for a in legal]
         if probs is not None:
             line["probs"] = [round(float(probs[a]), 6) for a in legal]
         self.lines.append(line)
@@ -490,6 +485,7 @@ def resimulate(replay: Replay) -> int:
 
 def _same(replay: Replay, state: Any, raw: dict[str, str], where: str) -> None:
     now = raw_state(state, 0)
+    raw = current_names(type(state), raw)
     diff = [k for k in now if now[k] != raw.get(k)]
     if diff:
         raise ReplayError(f"replay {replay.path}: the re-simulated state differs at {where} (fields {', '.join(diff)})")

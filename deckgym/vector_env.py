@@ -51,7 +51,6 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from typing import Any, Iterable, Sequence
@@ -65,12 +64,10 @@ from deckgym.illegal import IllegalActionLog, check_illegal_action_mode, illegal
 from deckgym.core import check_core_options, check_obs_option
 from deckgym.playout import infostate_core, observe_for, play_out, wants_infostate
 from deckgym.registration import game as game_entry
-from deckgym.rng import seed_of
+from deckgym.rng import check_seed, seed_of
 from deckgym.vector_infos import Finished, step_infos
 
-__all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "Finished", "check_opponent_weights", "league_weights"]
-
-DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
+__all__ = ["DeckGymVectorEnv", "check_opponent_weights", "league_weights"]
 
 
 def _is_int(x: Any) -> bool:
@@ -166,8 +163,7 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         if not isinstance(shaping, (int, float, np.number)) or isinstance(shaping, bool) or not math.isfinite(shaping):
             raise ValueError(f"shaping must be a finite number, got {shaping!r}")
         if rules is None:
@@ -216,7 +212,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._seed = 0 if seed is None else int(seed)  # the last game seed; seeds agents built later
         self._first_seed = seed
         if opponents is None:
-            opponents = DEFAULT_OPPONENTS.get(self.game, ("random",))
+            opponents = entry.spec.default_opponents
         elif isinstance(opponents, str) or callable(getattr(opponents, "act", None)):
             opponents = [opponents]
         try:
@@ -281,8 +277,7 @@ class DeckGymVectorEnv(VectorEnv):
     # -- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal ``num_envs`` new games (game ``i`` from the core's stream ``(seed, i)``)."""
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._reset_options(options)
         if seed is not None:  # a seeded reset starts the counts again (so that it replays exactly)
             self.illegal_log.counts[:] = 0
@@ -342,7 +337,7 @@ class DeckGymVectorEnv(VectorEnv):
             return None
         if self.state is None:
             raise RuntimeError("call reset() before render()")
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         draw = mod.ansi if self.render_mode == "ansi" else mod.rgb_array
         return tuple(draw(self.core, self.state, i) for i in range(self.num_envs))
 

@@ -25,9 +25,12 @@ from deckgym.evaluation.arena import evaluate, replay_names, save_json
 from deckgym.evaluation.progress import ArenaProgress
 from deckgym.checks import check_output_dir, check_output_file, check_replay_dir
 from deckgym.extras import require_extra
+from deckgym.registration import GAMES
 from deckgym.evaluation.tournament import save_tournament_chart, tournament
 
-TABLES = {"racko": 2, "leastscore": 4}  # the table size each game is shown at
+def tables() -> dict[str, int]:
+    """The games the demo shows and the table size of each (their descriptors' ``demo_players``)."""
+    return {name: entry.spec.demo_players for name, entry in GAMES.items() if entry.spec.demo_players}
 
 
 def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:
@@ -117,11 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results", help="folder for the JSON and PNG results")
     parser.add_argument("--models", default="models", help="folder of shipped models")
-    parser.add_argument("--game", choices=sorted(TABLES), action="append", help="only this game (repeatable)")
+    shown = tables()
+    parser.add_argument("--game", choices=sorted(shown), action="append", help="only this game (repeatable)")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
-    games = args.game or list(TABLES)
+    games = args.game or list(shown)
     try:  # before the tournaments: a bad path must not cost their minutes
         check_paths(args.out, args.models, games)
     except ValueError as exc:
@@ -133,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     written = []
     for game in games:
-        players = TABLES[game]
+        players = shown[game]
         t0 = time.perf_counter()
         specs = lineup(game, players, args.models)
         pairs = len(specs) * (len(specs) - 1) // 2

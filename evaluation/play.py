@@ -32,15 +32,11 @@ from deckgym.playout import infostate_core, observe_for, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
 from deckgym.terminal import Move, can_encode, normalize, wrap
-from leastscore_env.core import DECLARE
-from leastscore_env.terminal import LeastScoreText
-from racko_env.terminal import RackoText
 
 __all__ = ["PlaySession", "play", "Move"]
 
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help", "moves"}
-_TEXTS = {"racko": RackoText, "leastscore": LeastScoreText}
 
 
 class _Quit(Exception):
@@ -51,7 +47,7 @@ class PlaySession:
     """One human seat against agents, on the game's core with one game (B = 1).
 
     Args:
-        game: ``"racko"`` or ``"leastscore"``.
+        game: a registered game's name (``"racko"``, ``"leastscore"``).
         vs: agent specs of the other seats in seat order after the human; the last one
             fills the remaining seats.
         players: table size (default: the rules' default, or more if ``vs`` names more).
@@ -104,7 +100,7 @@ class PlaySession:
             self.core, self.round_core = infostate_core(self.core), infostate_core(self.round_core)
         self.names = [f"player_{s}" for s in range(P)]
         self.labels = [f"you (player_{s})" if s == self.seat else f"player_{s} ({self.specs[s]})" for s in range(P)]
-        self.text = _TEXTS[self.game](self.core)
+        self.text = entry.spec.text(self.core)
         self.input_fn = input_fn
         self.output = output if output is not None else sys.stdout
         if width is None:
@@ -201,7 +197,6 @@ class PlaySession:
             self.say(line)
         self.say("Type a move's number or its name; ? lists the moves, q leaves.")
         partial: str | None = None
-        declarer: int | None = None
         out_told = False
         try:
             while True:
@@ -211,8 +206,6 @@ class PlaySession:
                     a = self.human_decision()
                 else:
                     a = self.agent_action(cur)
-                if self.game == "leastscore" and a == DECLARE:
-                    declarer = cur
                 before_step = self.state.take(np.array([0]))
                 if self.record is not None:
                     res = self.record.step(self.state, cur, a)
@@ -229,14 +222,13 @@ class PlaySession:
                     if line:
                         self.events.append(line)
                 if over:
-                    in_round = [(self.seat + i) % P for i in range(P) if before["alive"][i]] \
-                        if self.game == "leastscore" else list(range(P))
+                    in_round = [int(s) for s in np.flatnonzero(self.core.alive(before_step)[0])]
                     if self.match:
                         self.round_core.step(before_step, np.array([a], dtype=np.int64))
                     else:
                         before_step = self.state
-                    self.end_of_round(res, declarer, sorted(in_round), before_step)
-                    declarer, partial = None, None
+                    self.end_of_round(res, cur, a, in_round, before_step)
+                    partial = None
                     if res.terminated[0] or res.truncated[0]:
                         return self.final(res)
                     self.round += 1
@@ -316,23 +308,16 @@ class PlaySession:
                    + ("; ..." if len(hits) > 3 else "") + ")"
         return f"{raw_quote(text)} is not a legal move now ({self.text.hint(v)})"
 
-    def end_of_round(self, res: Any, declarer: int | None, in_round: list[int], final: Any) -> None:
-        """The round's result; ``final`` is the state as the round ended, every hand shown (R8, L7)."""
+    def end_of_round(self, res: Any, last_seat: int, last_action: int, in_round: list[int], final: Any) -> None:
+        """The round's result (``last_*``: the move that ended it); ``final`` is the state as the round
+        ended, every hand shown (R8, L7)."""
         self.say()
         self.tell_events()
         self.say(f"=== End of round {self.round} ===")
-        if self.game == "leastscore":
-            lines = self.text.round_result(res, self.labels, self.seat, declarer, in_round)
-        else:
-            lines = self.text.round_result(res, self.labels, self.seat)
-        for line in lines + self.text.reveal(self.round_core.state_dict(final, 0), self.labels, self.seat, in_round):
+        lines = self.text.round_result(res, self.labels, self.seat, last_seat, last_action)
+        lines += self.text.reveal(self.round_core.state_dict(final, 0), self.labels, self.seat, in_round)
+        for line in lines + self.text.after_round(res, self.labels, self.seat):
             self.say(line)
-        if self.game == "leastscore" and self.match and not res.terminated[0]:
-            tot = res.total_points[0]
-            for s in range(self.core.num_players):
-                if tot[s] >= self.rules.elimination_score and tot[s] - res.round_points[0, s] < self.rules.elimination_score:
-                    self.say(f"You reached {self.rules.elimination_score} points: you are eliminated (L9)." if s == self.seat
-                             else f"{self.labels[s]} reached {self.rules.elimination_score} points and is eliminated (L9).")
 
     def final(self, res: Any) -> dict[str, Any]:
         winners = [int(s) for s in np.flatnonzero(res.winners[0])]

@@ -36,7 +36,6 @@ from deckgym.replay import GameRecord, jsonable, make_header, play_path
 from deckgym.viewer.frames import final_table, table_view
 from deckgym.viewer.server import JsonApp, RequestError, serve
 from deckgym.evaluation.play import PlaySession
-from leastscore_env.core import DECLARE
 
 __all__ = ["WebGame", "WebPlayApp", "serve_play"]
 
@@ -67,7 +66,6 @@ class WebGame:
         self.result: dict[str, Any] | None = None
         self.decisions = 0
         self._partial: str | None = None
-        self._declarer: int | None = None
         self.lock = threading.Lock()
         self._advance()
 
@@ -118,8 +116,6 @@ class WebGame:
 
     def _play(self, cur: int, a: int) -> None:
         before = self.my_view()
-        if self.game == "leastscore" and a == DECLARE:
-            self._declarer = cur
         res = self.record.step(self.state, cur, a)
         self.decisions += 1
         over = bool(res.round_over[0])
@@ -133,17 +129,12 @@ class WebGame:
             if line:
                 self.log.append(line + ".")
         if over:
-            self._round_over(res, before)
+            self._round_over(res, cur, a)
 
-    def _round_over(self, res: Any, before: dict[str, Any]) -> None:
-        P = self.core.num_players
-        if self.game == "leastscore":
-            in_round = sorted((self.seat + i) % P for i in range(P) if before["alive"][i])
-            lines = self.text.round_result(res, self.labels, self.seat, self._declarer, in_round)
-        else:
-            lines = self.text.round_result(res, self.labels, self.seat)
+    def _round_over(self, res: Any, last_seat: int, last_action: int) -> None:
+        lines = self.text.round_result(res, self.labels, self.seat, last_seat, last_action)
         self.log.extend(lines)
-        self._declarer, self._partial = None, None
+        self._partial = None
         if bool(res.terminated[0] | res.truncated[0]):
             end = self.record.lines[-1]
             winners = [int(s) for s in np.flatnonzero(res.winners[0])]

@@ -49,27 +49,21 @@ field         size   encoding
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, StepResult, check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
-from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
+from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_of
 from leastscore_env.observation import LeastScoreObservation
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
-from leastscore_env.state import (ACTION_NAMES, DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, PHASE_NAMES,
-                                  TAKE_FLOOR, LeastScoreState, empty_state)
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE, hand_word_bits, words_of
-from leastscore_env.turn import LeastScoreTurns
+from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreState, empty_state
+from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE
+from leastscore_env.turn import LeastScoreTurns, result_zeros
 
-__all__ = [
-    "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
-    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD", "PAD_WORD", "words_of",
-]
+__all__ = ["LeastScoreCore"]
 
 _I64 = np.int64
 
@@ -111,25 +105,18 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         self._arangeP = np.arange(P, dtype=_I64)
         self._arangeP_col = self._arangeP[:, None].copy()
         self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
-        self._cache = SizeCache(self._make_bases)
+        self._step_buffers = SizeCache(self._make_bases)
         self._mask_rows: dict[int, np.ndarray] = {}
         self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
-        self._nothing = self._new_result(1)
-        for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
-                    self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
-                    *self._nothing.extra.values()):
-            arr.flags.writeable = False
+        self._nothing = result_zeros(1, P, writeable=False)
         self._init_deal_tables()
         self._init_scoring_tables()
         self._init_observation()
         self._init_state_array()
 
     # ------------------------------------------------------------------ helpers
-    def _bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(arange(n), arange(n) * P, arange(n) * 53), cached per batch size."""
-        return self._cache.get(n)
-
     def _make_bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The step's per-batch-size bases: (arange(n), arange(n) * P, arange(n) * 53)."""
         ar = np.arange(n, dtype=_I64)
         return ar, ar * self.num_players, ar * (NUM_CARDS + 1)
 
@@ -154,7 +141,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     # ------------------------------------------------------------------ contract: queries
     def current_player(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
-        return state.cur.astype(_I64)
+        return state.player.astype(_I64)
 
     def phase(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: 0 = discard or declare, 1 = draw (L4): an index into ``phase_names``."""
@@ -269,7 +256,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
             "seen": cardset(s.seen[b]),
             "scores": [int(x) for x in s.scores[b]],
             "alive": [bool(x) for x in self._alive_bool[s.alive[b]]],
-            "current_player": int(s.cur[b]),
+            "current_player": int(s.player[b]),
             "first_player": int(s.first[b]),
             "phase": self.phase_names[int(s.phase[b])],
             "turn": int(s.turn[b]),

@@ -11,7 +11,7 @@ import numpy as np
 
 from deckgym.terminal import Move, plural
 from leastscore_env import cards
-from leastscore_env.core import DECLARE, DRAW_DECK, HAND_MAX, TAKE_FLOOR
+from leastscore_env.state import DECLARE, DRAW_DECK, HAND_MAX, TAKE_FLOOR
 
 class LeastScoreText:
     """What a Least Score player at the table sees, in words."""
@@ -70,7 +70,7 @@ class LeastScoreText:
         dead = np.flatnonzero(v["dead"])
         lines.append("Dead pile (out of play until the deck runs out, L6): "
                      + (self.cardlist(dead) if len(dead) else "(empty)"))
-        lines += self.hand_lines(v)
+        lines += self.own_lines(v)
         if match:
             lines.append(f"Your score: {v['scores'][0]} (a player is out at {self.rules.elimination_score}, L9).")
         return lines
@@ -93,9 +93,9 @@ class LeastScoreText:
 
     def mid_turn(self, v: dict) -> list[str]:
         """The lines shown for the second decision of a turn."""
-        return self.hand_lines(v)
+        return self.own_lines(v)
 
-    def hand_lines(self, v: dict) -> list[str]:
+    def own_lines(self, v: dict) -> list[str]:
         hand = [c for c in v["hand"] if c >= 0]
         lines = [f"Your hand: {self.cardlist(hand)}  (hand value {self.value(hand)})"]
         if v["phase"] == 1:
@@ -192,8 +192,10 @@ class LeastScoreText:
             return f"{start} and took the deck", None
         return f"{start} and took {self.card(before['floor'][a - TAKE_FLOOR])} from the floor", None
 
-    def round_result(self, res: Any, names: list[str], me: int, declarer: int | None = None,
-                     in_round: list[int] | None = None) -> list[str]:
+    def round_result(self, res: Any, names: list[str], me: int, last_seat: int | None = None,
+                     last_action: int | None = None) -> list[str]:
+        """The declaration (L8) or the cap (L10), and every seat's points."""
+        declarer = last_seat if last_action == DECLARE else None
         P = self.core.num_players
         lines = []
         tot = res.extra["hand_total"][0]
@@ -210,3 +212,13 @@ class LeastScoreText:
         for s in range(P):
             lines.append(f"  {names[s]:<{w}} round points {int(pts[s]):>4}   score {int(res.total_points[0, s]):>5}")
         return lines
+
+    def after_round(self, res: Any, names: list[str], me: int) -> list[str]:
+        """In a match, who reached the elimination score this round (L9)."""
+        limit = self.rules.elimination_score
+        if self.core.episode != "match" or res.terminated[0]:
+            return []
+        tot, pts = res.total_points[0], res.round_points[0]
+        return [f"You reached {limit} points: you are eliminated (L9)." if s == me
+                else f"{names[s]} reached {limit} points and is eliminated (L9)."
+                for s in range(self.core.num_players) if tot[s] >= limit and tot[s] - pts[s] < limit]

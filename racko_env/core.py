@@ -8,6 +8,7 @@ See ``docs/CONTRACT.md`` for the interface and ``docs/RULES.md`` for the rules (
 * :mod:`racko_env.tables`: the rack lookup tables (R7, R8, R10);
 * :mod:`racko_env.dealing`: deals (R3) and explicit deals;
 * :mod:`racko_env.turn`: legal actions and the turn (R4–R7, R9);
+* :mod:`racko_env.sampling`: uniformly random legal actions;
 * :mod:`racko_env.scoring`: round and match ends (R8–R12);
 * :mod:`racko_env.observation`: observations and ``obs_view``.
 
@@ -42,19 +43,18 @@ import numpy as np
 from deckgym.core import ObsChoice, RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index
 from racko_env.dealing import RackoDealing
 from racko_env.observation import RackoObservation
-from racko_env.tables import INCREASING, LONGEST_RUN, PREFIX_LEN, longest_run, r8_points, rack_codes
 from racko_env.rules import RackoRules
+from racko_env.sampling import RackoSampling
 from racko_env.scoring import RackoScoring
 from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,
                              PLACE_DRAWN, TAKE, RackoState)
 from racko_env.turn import RackoTurns, result_zeros
 
-__all__ = ["RackoCore", "RackoState", "ACTION_NAMES", "PHASE_NAMES", "DRAW", "TAKE", "DISCARD_DRAWN",
-           "NUM_ACTIONS", "CHOOSE", "PLACE_DISCARD", "PLACE_DRAWN", "PREFIX_LEN", "LONGEST_RUN", "INCREASING",
-           "rack_codes", "r8_points", "longest_run"]
+__all__ = ["RackoCore"]
 
 
-class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RebuiltWhenUnpickled):
+class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RackoSampling,
+                RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
     points when a round ends; team points with R11); ``obs``: ``"default"`` (layout v1,
@@ -93,7 +93,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         self._init_state_array()
 
     def _rows(self, b: int) -> np.ndarray:
-        return self._cache(b).rows
+        return self._step_buffers.get(b).rows
 
     def current_player(self, state: RackoState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
@@ -105,7 +105,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
 
     def alive(self, state: RackoState) -> np.ndarray:
         """``(B, P)`` bool, all True: nobody is eliminated in Rack-O (a read-only array)."""
-        return self._cache(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
+        return self._step_buffers.get(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
 
     # -- readable state -----------------------------------------------------------------------
     def racks(self, state: RackoState) -> np.ndarray:
@@ -186,7 +186,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
             "dealer": int(state.dealer[b]),
             "turn": int(state.turn[b]),
             "seen": [c for c in np.flatnonzero(state.pub[b, 0]).tolist() if c],
-            "totals": state.totals[b].astype(int).tolist(),
+            "totals": state.scores[b].astype(int).tolist(),
             "rng_key": int(state.rng_key[b]),
             "rng_counter": int(state.rng_counter[b]),
         }

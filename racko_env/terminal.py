@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.terminal import Move, plural
-from racko_env.core import DISCARD_DRAWN, DRAW, TAKE
+from racko_env.state import DISCARD_DRAWN, DRAW, TAKE
 from racko_env.tables import r8_points
 
 class RackoText:
@@ -47,7 +47,7 @@ class RackoText:
             txt = ", ".join(known) + "; other slots unknown" if known else "no card known"
             score = f"  (score {v['scores'][i + 1]})" if match else ""
             lines.append(f"  {names[s]}: {txt}{score}")
-        lines += self.rack_lines(v)
+        lines += self.own_lines(v)
         if match:
             lines.append(f"Your score: {v['scores'][0]} (the match ends when someone reaches {self.rules.target_score}).")
         return lines
@@ -59,9 +59,10 @@ class RackoText:
 
     def mid_turn(self, v: dict) -> list[str]:
         """The lines shown for the second decision of a turn."""
-        return self.rack_lines(v)
+        return self.own_lines(v)
 
-    def rack_lines(self, v: dict) -> list[str]:
+    def own_lines(self, v: dict) -> list[str]:
+        """The player's rack and the card in hand."""
         rack = v["rack"]
         width = max(3, max(len(self.card(c)) for c in rack) + 1)
         lines = ["Your rack (slot 1 = front):",
@@ -142,7 +143,9 @@ class RackoText:
             return f"{start} and discarded {self.card(after['discard_top'])}", None
         return f"{start} and discarded it", None
 
-    def round_result(self, res: Any, names: list[str], me: int) -> list[str]:
+    def round_result(self, res: Any, names: list[str], me: int, last_seat: int | None = None,
+                     last_action: int | None = None) -> list[str]:
+        """Who went out (R7) or the cap (R9), and every seat's points."""
         P = self.core.num_players
         went = res.extra["went_out"][0]
         w = max(len(n) for n in names)
@@ -157,3 +160,7 @@ class RackoText:
             lines.append(f"  {names[s]:<{w}} round points {int(res.round_points[0, s]):>4}   "
                          f"score {int(res.total_points[0, s]):>5}")
         return lines
+
+    def after_round(self, res: Any, names: list[str], me: int) -> list[str]:
+        """Nobody leaves a Rack-O match between rounds."""
+        return []

@@ -11,10 +11,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from deckgym.registration import game as game_entry
-from leastscore_env.core import DECLARE
-from leastscore_env.core import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
-from racko_env.core import ACTION_NAMES as RACKO_ACTION_NAMES
-from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
+from leastscore_env.state import DECLARE
+from leastscore_env.state import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
+from racko_env.state import ACTION_NAMES as RACKO_ACTION_NAMES
+from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
 from racko_env.rules import RackoRules
 
 

@@ -10,7 +10,7 @@ import leastscore_env.dp as dp
 from deckgym.agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import RANK_VALUE
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from leastscore_env.plan import CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 

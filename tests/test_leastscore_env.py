@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from deckgym.aec import IllegalActionError
+from deckgym.illegal import IllegalActionError
 from leastscore_env import LeastScoreCore, LeastScoreRules, env, raw_env
 from leastscore_env.cards import card_str
 from tests.conftest import aec_random_action, legal_sampling

@@ -16,7 +16,8 @@ import pytest
 from deckgym.cli import main as cli_main
 from leastscore_env.cards import NUM_CARDS, card_str, parse_card
 from racko_env.terminal import RackoText
-from deckgym.evaluation.play import PlaySession, normalize
+from deckgym.evaluation.play import PlaySession
+from deckgym.terminal import normalize
 
 LS_CARD = re.compile(r"(?:10|[2-9AJQK])[\u2663\u2666\u2665\u2660]")
 RACKO_CARD = re.compile(r"<(\d+)>")
@@ -260,7 +261,7 @@ def test_renders_say_how_a_round_ended():
 
 def test_leastscore_render_marks_the_declarer():
     import leastscore_env
-    from leastscore_env.core import DECLARE
+    from leastscore_env.state import DECLARE
 
     env = leastscore_env.env(render_mode="ansi")
     env.reset(seed=4)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from deckgym.aec import IllegalActionError
+from deckgym.illegal import IllegalActionError
 from racko_env import RackoCore, RackoRules, env, raw_env
 from tests.conftest import legal_sampling, random_legal
 

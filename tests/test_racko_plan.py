@@ -20,7 +20,7 @@ from racko_env.plan import (
     take_by_outlook,
 )
 from racko_env.rules import RackoRules
-from racko_env.core import CHOOSE, DRAW, PLACE_DRAWN, TAKE
+from racko_env.state import CHOOSE, DRAW, PLACE_DRAWN, TAKE
 from tests.conftest import racko_view
 
 

@@ -294,3 +294,33 @@ def test_terminal_play_saves_the_persons_game(tmp_path):
     mine = [d for d in rep.decisions if d["seat"] == 0]
     assert len(mine) == len(typed) and all(d["move"] == d["legal_moves"][0] for d in mine)  # move 1: the first listed
     assert rep.end["winners"] == result["winners"] and resimulate(rep) == len(rep.decisions)
+
+
+@pytest.mark.parametrize("game, old, new", [("racko", "totals", "scores"), ("leastscore", "cur", "player")])
+def test_replays_from_before_a_state_field_rename_still_load_and_resimulate(game, old, new, tmp_path):
+    from deckgym.viewer import frames
+
+    core = make_core(game, 2 if game == "racko" else 4)
+    agents = [RandomAgent(core, seed=i) for i in range(core.num_players)]
+    replays, _ = record(game, core, agents, 5, [0], 2, tmp_path)
+    path = replays[0].path
+    lines = _lines(path)
+    renamed = 0
+    for line in lines:
+        if "raw" in line:
+            line["raw"] = {old if k == new else k: v for k, v in line["raw"].items()}
+            renamed += 1
+    assert renamed > 2 and all(new not in line.get("raw", {old: 0}) for line in lines)
+    old_path = tmp_path / "before_the_rename.jsonl"
+    _write(old_path, lines)
+    replay = load(str(old_path))
+    assert resimulate(replay) == len(replay.decisions)
+    assert len(frames(replay)["frames"]) == len(replay.decisions) + 1
+    import base64
+
+    raw = bytearray(base64.b64decode(lines[1]["raw"][old]))
+    raw[0] ^= 1  # the renamed field is read: damage it, and it is caught
+    lines[1]["raw"][old] = base64.b64encode(bytes(raw)).decode("ascii")
+    _write(old_path, lines)
+    with pytest.raises(ReplayError):
+        resimulate(load(str(old_path)))

@@ -24,7 +24,7 @@ pytest.importorskip("ray.rllib")  # noqa: E402  (the dev extra installs it: make
 
 from deckgym.agents.policy_file import ModelMismatchError, read_meta  # noqa: E402
 from deckgym.agents.registry import make_agent  # noqa: E402
-from deckgym.aec import IllegalActionError  # noqa: E402
+from deckgym.illegal import IllegalActionError  # noqa: E402
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from deckgym.training import rllib_train  # noqa: E402

@@ -25,12 +25,7 @@ from deckgym.training.config import ENGINE_DEFAULTS, TrainArgs, apply_engine_def
 __all__ = ["ENGINE_DEFAULTS", "TrainArgs", "TrainPlan", "apply_engine_defaults", "build_parser", "command_line",
            "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
 
-DEFAULT_OPPONENTS = {
-    "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
-    "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
-}
 SELF_PLAY = "self"  # --opponents self: the RLlib engine's self-play (the pool is then empty)
-EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
 
 
 @dataclass
@@ -172,8 +167,9 @@ def validate(args: TrainArgs) -> TrainPlan:
     if args.opponents == SELF_PLAY and args.engine != "rllib":
         raise ValueError(f"--opponents {SELF_PLAY}: self-play is the RLlib engine's (--engine rllib); with sb3 the "
                          "league adds snapshots of the learner to the pool")
-    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or DEFAULT_OPPONENTS[args.game])
-    eval_against = [s.strip() for s in (args.eval_against or EVAL_AGAINST[args.game]).split(",") if s.strip()]
+    # the game's defaults are in its descriptor (train_opponents, eval_against)
+    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or entry.spec.train_opponents)
+    eval_against = [s.strip() for s in (args.eval_against or ",".join(entry.spec.eval_against)).split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)

@@ -33,7 +33,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from deckgym.rng import seed_of
-from deckgym.vector_env import DeckGymVectorEnv, Finished, league_weights
+from deckgym.vector_env import DeckGymVectorEnv, league_weights
+from deckgym.vector_infos import Finished
 
 ENV_NAME = "deckgym_vector"
 SELF = "self"  # the pool entry that plays the learner's current weights (self-play)

@@ -10,7 +10,6 @@ puts each decision in words (``phase_text``): the page shows no name meant for c
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
@@ -20,7 +19,7 @@ from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return importlib.import_module(game_entry(game).module + ".table_view")
+    return game_entry(game).spec.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
