@@ -443,7 +443,7 @@ def test_agent_refuses_wrong_game_rules_version_and_bad_files(trained, tmp_path)
     with pytest.raises(FileNotFoundError, match="not found"):
         make_agent(f"ppo:{tmp_path / 'nothing.safetensors'}", core, game="racko")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="not a deckgym policy file"):
+    with pytest.raises(ValueError, match="is a folder, not a model file"):
         make_agent(f"rllib:{tmp_path / 'empty'}", core, game="racko")
     garbled = tmp_path / "garbled.safetensors"
     garbled.write_bytes(b"garbage" * 10)
