@@ -28,7 +28,7 @@ field           size   encoding
 ``player``      P      one-hot: the seat to move
 ``dealer``      P      one-hot: the round's dealer (R3)
 ``turn``        1      completed turns this round / max_turns (R9)
-``totals``      P      match totals / target_score (R12; a total may pass the target by one
+``scores``      P      match totals / target_score (R12; a total may pass the target by one
                        round's points, so ``state_high`` is above 1 there)
 ``seen``        N      card c−1: 1 if card c was face up this round
 ==============  =====  =============================================================
@@ -128,13 +128,13 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         """What a step that ended nothing reports for ``state``'s games: zeros and False, but
         ``total_points``, the totals the games hold (the AEC env's round infos before a round ends)."""
         res = result_zeros(state.disc_n.shape[0], self.num_players)
-        res.total_points[:] = state.totals
+        res.total_points[:] = state.scores
         return res
 
     def _init_state_array(self) -> None:
         P, N, K, r = self.num_players, self.deck_size, self.pile_size, self.rules
         sizes = (("racks", 10 * P), ("known", 10 * P), ("draw_pile", K), ("discard", K), ("hand", 1), ("phase", 3),
-                 ("player", P), ("dealer", P), ("turn", 1), ("totals", P), ("seen", N))
+                 ("player", P), ("dealer", P), ("turn", 1), ("scores", P), ("seen", N))
         self.state_slices, off = {}, 0
         for name, n in sizes:
             self.state_slices[name] = slice(off, off + n)
@@ -143,7 +143,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         max_round = (75 + (400 if r.run_bonus_active else 0)) * (2 if r.partners else 1)  # R8, R10, R11
         self.state_low = np.zeros(off, np.float32)
         self.state_high = np.ones(off, np.float32)
-        self.state_high[self.state_slices["totals"]] = (r.target_score - 1 + max_round) / r.target_score
+        self.state_high[self.state_slices["scores"]] = (r.target_score - 1 + max_round) / r.target_score
         self._pile_j = np.arange(K)
 
     def state_array(self, state: RackoState) -> np.ndarray:
@@ -165,7 +165,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         for name, idx in (("phase", state.phase), ("player", state.player), ("dealer", state.dealer)):
             out[rows[:, 0], sl[name].start + idx.astype(np.int64)] = 1.0
         out[:, sl["turn"]] = (state.turn / self.rules.max_turns)[:, None]
-        out[:, sl["totals"]] = state.totals / self.rules.target_score
+        out[:, sl["scores"]] = state.scores / self.rules.target_score
         out[:, sl["seen"]] = state.pub[:, 0, 1:]
         return out
 
