@@ -190,7 +190,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     def empty_result(self, state: LeastScoreState) -> StepResult:
         """What a step that ended nothing reports for ``state``'s games: zeros and False, but
         ``total_points``, the totals the games hold (the AEC env's round infos before a round ends)."""
-        res = self._new_result(state.phase.shape[0])
+        res = result_zeros(state.phase.shape[0], self.num_players)
         res.total_points[:] = state.scores
         return res
 
@@ -228,7 +228,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         out[:, sl["deck"]] = np.where(j < C, deck + 1, 0) / C
         out[:, sl["scores"]] = state.scores / self.rules.elimination_score
         out[:, sl["alive"]] = self.alive(state)
-        for name, idx in (("player", state.cur), ("first", state.first), ("phase", state.phase)):
+        for name, idx in (("player", state.player), ("first", state.first), ("phase", state.phase)):
             out[rows, sl[name].start + idx.astype(_I64)] = 1.0
         out[:, sl["turn"]] = (state.turn / self.rules.max_turns)[:, None]
         return out

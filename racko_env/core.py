@@ -128,7 +128,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         """What a step that ended nothing reports for ``state``'s games: zeros and False, but
         ``total_points``, the totals the games hold (the AEC env's round infos before a round ends)."""
         res = result_zeros(state.disc_n.shape[0], self.num_players)
-        res.total_points[:] = state.totals
+        res.total_points[:] = state.scores
         return res
 
     def _init_state_array(self) -> None:
@@ -165,7 +165,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         for name, idx in (("phase", state.phase), ("player", state.player), ("dealer", state.dealer)):
             out[rows[:, 0], sl[name].start + idx.astype(np.int64)] = 1.0
         out[:, sl["turn"]] = (state.turn / self.rules.max_turns)[:, None]
-        out[:, sl["totals"]] = state.totals / self.rules.target_score
+        out[:, sl["totals"]] = state.scores / self.rules.target_score
         out[:, sl["seen"]] = state.pub[:, 0, 1:]
         return out
 
