@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from deckgym.agents.policy_file import (ModelMismatchError, PolicyAgent, check_policy_meta, features_module,  # noqa: F401
-                                        game_of_core, load_policy, policy_meta, read_meta, rules_dict, save_policy)
+from deckgym.agents.policy_file import (
+    PolicyAgent, check_policy_meta, features_module, load_policy, policy_meta, read_meta, save_policy,
+)
 
 #: the agent the spec ``ppo:PATH`` builds (one class for every engine's policy files)
 PPOAgent = PolicyAgent

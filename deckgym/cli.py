@@ -338,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
-    from deckgym.training.args import build_parser as _train_parser
+    from deckgym.training.config import build_parser as _train_parser
 
     _train_parser(p)
     p.set_defaults(func=cmd_train)

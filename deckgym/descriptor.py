@@ -41,7 +41,7 @@ class GameSpec:
     core: type  # the batched core: ``core(rules, episode=, reward=, obs=)``
     env: Callable[..., Any]  # the PettingZoo AEC env factory (``<game>_env.env``)
     render: ModuleType  # ``ansi(core, state, b) -> str``, ``rgb_array(core, state, b) -> array``
-    table_view: ModuleType  # ``god_table(state_dict, labels)``, ``seat_table(view, seat, labels)``
+    table_view: ModuleType  # ``god_table(state_dict, labels)``, ``seat_table(view, seat, labels)``, ``phase_text(phase)``
     text: type  # the terminal text class (see the module docstring)
     end_reason: Callable[[Any, Any, int, int], str]  # (core, step result, row, last action) -> why the round ended
     agents: Mapping[str, str] = field(default_factory=dict)  # short name -> "module:Class" ("bucket" is "racko:bucket")
@@ -49,6 +49,7 @@ class GameSpec:
     train_opponents: str = "random"  # ``deckgym train``'s default pool, ``SPEC=WEIGHT,...``
     eval_against: tuple[str, ...] = ("random",)  # ``deckgym train``'s evaluation ladder
     demo_players: int | None = None  # the table size ``make demo`` shows the game at (None: not shown)
+    decisions_per_seat: float = 20.0  # a seat's decisions in a game, about: the arena's progress before a game ends
     features: str | None = None  # module of the learners' derived features, imported on first use
     invariants: str | None = None  # module of the soak run's checks (``cards_ok``, ``hidden_shuffle``, ``moves``)
 

@@ -59,7 +59,8 @@ def check_paths(out: str, models: str, games: list[str]) -> None:
         for game in games:
             for path in output_paths(out, game):
                 check_output_file(path, "--out")
-    names = [n for game in games for n in replay_names(game, TABLES[game], REPLAY_DEALS)]
+    shown = tables()
+    names = [n for game in games for n in replay_names(game, shown[game], REPLAY_DEALS)]
     check_replay_dir(os.path.join(out, "replays"), "--out", names)
     if not os.path.isdir(models):
         raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")

@@ -7,7 +7,7 @@ is also told the decisions made at every batched step (``evaluate(..., decisions
 and estimates the share done as decisions made over decisions expected:
 
 - a game is expected to take as many decisions as the finished ones did on average, and
-  ``PRIOR_DECISIONS_PER_SEAT × players`` before any has finished (measured with the
+  ``decisions_per_seat × players`` (the game's descriptor) before any has finished (measured with the
   heuristics: Rack-O about 40 decisions a 2-player round, Least Score about 18 a 4-player one);
 - a game still running is expected to need at least one more decision, so the estimate never
   reaches 100% before the last game ends.
@@ -22,7 +22,9 @@ import sys
 import time
 from typing import TextIO
 
-PRIOR_DECISIONS_PER_SEAT = {"racko": 20.0, "leastscore": 4.5}
+from deckgym.registration import game as game_entry
+
+
 
 
 class ArenaProgress:
@@ -36,7 +38,8 @@ class ArenaProgress:
     def __init__(self, label: str, total_games: int, game: str = "racko", players: int = 2,
                  out: TextIO | None = None, tty: bool | None = None) -> None:
         self.label, self.total = label, max(int(total_games), 1)
-        self.prior = PRIOR_DECISIONS_PER_SEAT.get(game, 20.0) * players
+        # about how many decisions a seat makes in a game, as the game's descriptor says
+        self.prior = game_entry(game).spec.decisions_per_seat * players
         self.out = out or sys.stderr
         self.tty = (hasattr(self.out, "isatty") and self.out.isatty()) if tty is None else tty
         self.finished = self.made = self.finished_made = 0

@@ -41,6 +41,7 @@ GAME = GameSpec(
     train_opponents="leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
     eval_against=("leastscore:counting", "leastscore:greedy"),
     demo_players=4,
+    decisions_per_seat=4.5,
     features="leastscore_env.features",
     invariants="leastscore_env.invariants",
 )

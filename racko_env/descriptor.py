@@ -41,6 +41,7 @@ GAME = GameSpec(
     train_opponents="random=0.3,racko:bucket=0.3,racko:ranges=0.4",
     eval_against=("racko:sequence", "racko:ranges"),
     demo_players=2,
+    decisions_per_seat=20.0,
     features="racko_env.features",
     invariants="racko_env.invariants",
 )

@@ -199,7 +199,7 @@ def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_pat
 
 def test_a_reused_run_name_is_refused_and_default_names_never_collide(tmp_path, monkeypatch, capsys):
     from deckgym.training import args as train_args
-    from deckgym.training.args import build_parser
+    from deckgym.training.config import build_parser
 
     _no_work(monkeypatch)
     (tmp_path / "runs" / "mine").mkdir(parents=True)

@@ -2,8 +2,9 @@
 
 ``deckgym/``, ``evaluation/`` and ``training/`` may not import a game package nor hold a game's
 name (``"racko"``, ``"leastscore:counting"``, ``"racko_env"``) outside the registration list,
-except as a parameter's default (``game="racko"``). The descriptors themselves are checked for
-consistency: their agents import, their opponents and ladders are valid specs for their game.
+except as a default (``game="racko"``, a dataclass field's ``game: str = "racko"``). The
+descriptors themselves are checked for consistency: their agents import, their opponents and
+ladders are valid specs for their game.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ def _names_a_game(text: str) -> bool:
 
 
 def _exempt(tree: ast.AST) -> set[int]:
-    """Docstrings and parameter defaults."""
+    """Docstrings and defaults: of parameters, and of dataclass fields (a class body's annotated names)."""
     out = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out.update(id(c) for stmt in node.body if isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+                       for c in ast.walk(stmt.value) if isinstance(c, ast.Constant))
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import deckgym  # noqa: F401  (registers the Gymnasium ids)
-from deckgym.agents.ppo import ModelMismatchError, model_metadata, read_metadata, save_model
+from deckgym.agents.policy_file import ModelMismatchError
+from deckgym.agents.ppo import model_metadata, read_metadata, save_model
 from deckgym.agents.policy_file import PickleRefused
 from deckgym.agents.registry import make_agent
 from deckgym.cli import main as cli

@@ -28,7 +28,8 @@ from deckgym.illegal import IllegalActionError  # noqa: E402
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from deckgym.training import rllib_train  # noqa: E402
-from deckgym.training.args import build_parser, validate_rllib  # noqa: E402
+from deckgym.training.args import validate_rllib  # noqa: E402
+from deckgym.training.config import build_parser
 from deckgym.evaluation.arena import evaluate  # noqa: E402
 from deckgym.training.rllib_env import make_env  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402

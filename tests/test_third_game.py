@@ -95,7 +95,7 @@ def test_arena_with_intervals_and_replays_served_by_the_viewer(tmp_path) -> None
     try:
         host, port = srv.server_address[:2]
         assert host == "127.0.0.1"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/replays/0", timeout=10) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/replays/0?token={srv.token}", timeout=10) as r:
             page = json.loads(r.read())
     finally:
         srv.shutdown()

@@ -15,8 +15,8 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
-from deckgym.agents.ppo import (ModelMismatchError, PPOAgent, features_module, model_metadata, read_metadata,  # noqa: E402
-                        save_model, update_metadata)
+from deckgym.agents.policy_file import ModelMismatchError, features_module
+from deckgym.agents.ppo import PPOAgent, model_metadata, read_metadata, save_model, update_metadata
 from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
@@ -379,7 +379,7 @@ def test_learning_curve_chart_and_bad_files(tmp_path):
 def test_recorded_command_repeats_the_run():
     """The command a run records names the game, the engine when not the default, and every option
     not at its default, once; parsed again it gives the same arguments."""
-    from deckgym.training.args import build_parser, command_line
+    from deckgym.training.config import build_parser, command_line
 
     args = build_parser().parse_args(["racko", "--seed", "3", "--no-features", "--rule", "bonus=true"])
     words = command_line(args).split()
@@ -444,7 +444,8 @@ def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
 def test_each_engine_gets_its_own_defaults_and_the_command_omits_them(tmp_path):
     """The from-scratch recipe's lr, gamma, entropy and network are the sb3 engine's defaults; the
     RLlib engine keeps its own; neither lands in the recorded command unless given."""
-    from deckgym.training.args import build_parser, command_line, validate, validate_rllib
+    from deckgym.training.args import validate, validate_rllib
+    from deckgym.training.config import build_parser, command_line
 
     sb3 = build_parser().parse_args(["racko", "--runs", str(tmp_path)])
     validate(sb3)

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from deckgym.training import train  # noqa: E402
-from deckgym.training.args import TrainArgs, build_parser, validate, validate_rllib  # noqa: E402
+from deckgym.training.args import validate, validate_rllib  # noqa: E402
+from deckgym.training.config import TrainArgs, build_parser
 from deckgym.training.reporting import time_left  # noqa: E402
 from tests.test_layers import imported_modules, module_name  # noqa: E402
 
@@ -155,7 +156,8 @@ def test_rllib_trains_against_the_pool_with_shaping_by_default(tmp_path):
     reach the turn cap: 300 decisions each), so the README's command showed "win rate - over 0
     episodes" and ended at 0.000: the RLlib engine now starts from the SB3 engine's pool and
     shaping, and self-play is asked for with --opponents self."""
-    from deckgym.training.args import DEFAULT_OPPONENTS, parse_pool
+    from deckgym.registration import game
+    from deckgym.training.args import parse_pool
     from deckgym.training.rllib_env import RLlibVectorEnv
     from deckgym.training.rllib_train import console_line
 
@@ -164,7 +166,7 @@ def test_rllib_trains_against_the_pool_with_shaping_by_default(tmp_path):
                                                                                 *extra]))
         return (validate_rllib if engine == "rllib" else validate)(args)
 
-    assert plan().pool == parse_pool(DEFAULT_OPPONENTS["racko"])
+    assert plan().pool == parse_pool(game("racko").spec.train_opponents)
     assert plan("--opponents", "self").pool == []
     with pytest.raises(ValueError, match="--opponents self: self-play is the RLlib engine's"):
         plan("--opponents", "self", engine="sb3")

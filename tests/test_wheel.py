@@ -101,6 +101,7 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
     for name in THEIRS:
         (project / name).mkdir(parents=True)
         (project / name / "__init__.py").write_text(f"WHOSE = \"the project's own {name}\"\n")
+    (project / "models").symlink_to(ROOT / "models")  # the README's snippets load the shipped models from models/
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NUMBA_DISABLE_JIT="1", OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0")
     return python, project, env

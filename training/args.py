@@ -20,10 +20,9 @@ from typing import Any
 
 from deckgym.checks import check_output_dir, check_output_file, check_range
 from deckgym.extras import require_extra
-from deckgym.training.config import ENGINE_DEFAULTS, TrainArgs, apply_engine_defaults, build_parser, command_line
+from deckgym.training.config import TrainArgs, apply_engine_defaults
 
-__all__ = ["ENGINE_DEFAULTS", "TrainArgs", "TrainPlan", "apply_engine_defaults", "build_parser", "command_line",
-           "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
+__all__ = ["TrainPlan", "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
 
 SELF_PLAY = "self"  # --opponents self: the RLlib engine's self-play (the pool is then empty)
 

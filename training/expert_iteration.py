@@ -40,9 +40,11 @@ import numpy as np
 
 from deckgym.outputs import write_json
 from deckgym.rng import seed_of
-from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainArgs, TrainPlan, command_line
+from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainPlan
+from deckgym.training.config import TrainArgs, command_line
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
-from deckgym.training.reporting import arena_line, arena_results, closing_lines, duration, game_flags, next_commands
+from deckgym.evaluation.progress import duration
+from deckgym.training.reporting import arena_line, arena_results, closing_lines, game_flags, next_commands
 
 STATE, MODEL, DATA = EXPERT_STATE, EXPERT_MODEL, "expert_data.npz"
 

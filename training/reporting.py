@@ -15,9 +15,8 @@ import os
 import shlex
 from typing import Any
 
-from deckgym.evaluation.progress import duration
 
-__all__ = ["arena_line", "arena_results", "closing_lines", "duration", "game_flags", "next_commands", "time_left"]
+__all__ = ["arena_line", "arena_results", "closing_lines", "game_flags", "next_commands", "time_left"]
 
 
 def arena_results(game: str, spec: str, eval_against: list[str], deals: int, players: int,

@@ -48,8 +48,10 @@ from typing import Any
 
 from deckgym.outputs import write_json
 from deckgym.agents.rllib_support import init_ray
-from deckgym.training.args import TrainArgs, TrainPlan, apply_engine_defaults, build_parser, command_line, validate_rllib
-from deckgym.training.reporting import arena_results, closing_lines, duration, game_flags, next_commands
+from deckgym.training.args import TrainPlan, validate_rllib
+from deckgym.training.config import TrainArgs, apply_engine_defaults, build_parser, command_line
+from deckgym.evaluation.progress import duration
+from deckgym.training.reporting import arena_results, closing_lines, game_flags, next_commands
 from deckgym.training.interrupts import no_interrupts
 
 MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)

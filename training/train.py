@@ -69,10 +69,11 @@ from typing import Any
 import numpy as np
 
 from deckgym.outputs import write_json
-from deckgym.training.args import TrainArgs, TrainPlan, build_parser, command_line, validate
+from deckgym.training.args import TrainPlan, validate
+from deckgym.training.config import TrainArgs, build_parser, command_line
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
-from deckgym.training.reporting import (arena_line, arena_results, closing_lines, duration, game_flags,
-                                        next_commands, time_left)
+from deckgym.evaluation.progress import duration
+from deckgym.training.reporting import arena_line, arena_results, closing_lines, game_flags, next_commands, time_left
 from deckgym.vector_env import league_weights
 
 

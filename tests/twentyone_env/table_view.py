@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 
+def phase_text(phase: str) -> str:
+    """The decision in words, for the viewer's move list."""
+    return "draw or stand"
+
+
 def _card(c: int) -> dict[str, Any]:
     return {"t": str(int(c)), "known": True}
 
