@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import itertools
 import os
 import sys
 import time
@@ -27,6 +28,10 @@ from deckgym.checks import check_output_dir, check_output_file, check_replay_dir
 from deckgym.extras import require_extra
 from deckgym.registration import GAMES
 from deckgym.evaluation.tournament import save_tournament_chart, tournament
+
+#: deals each agent plays, compiled, to time it for the progress bar
+COST_DEALS = 8
+
 
 def tables() -> dict[str, int]:
     """The games the demo shows and the table size of each (their descriptors' ``demo_players``)."""
@@ -66,18 +71,29 @@ def check_paths(out: str, models: str, games: list[str]) -> None:
         raise ValueError(f"--models {models}: no such folder (the shipped models are in models/)")
 
 
-def warm_up(game: str, specs: list[str], players: int, out: TextIO | None = None) -> float:
+def warm_up(game: str, specs: list[str], players: int, out: TextIO | None = None) -> list[float]:
     """Play one deal with every agent first, saying so: the numba planners compile on their first
     use (about a minute per install; cached after), which would otherwise be a silent minute
-    counted into the first pair's pace. Returns the seconds it took."""
+    counted into the first pair's pace. Then time a few deals of each agent, compiled: the
+    seconds per deal of each (the progress bar weighs the round robin's pairs by them)."""
     out = out or sys.stderr
     out.write(f"{game}: preparing {len(specs)} agents (the planners compile on first use, about a minute "
               "the first time)...\n")
     out.flush()
-    t0 = time.perf_counter()
     for spec in specs:
         evaluate(game, [spec], deals=1, seed=0, players=players)
-    return time.perf_counter() - t0
+    costs = []
+    for spec in specs:
+        t0 = time.perf_counter()
+        evaluate(game, [spec], deals=COST_DEALS, seed=1, players=players)
+        costs.append((time.perf_counter() - t0) / COST_DEALS)
+    return costs
+
+
+def pair_weights(costs: list[float]) -> list[float]:
+    """The cost of each pair of the round robin, in its order (``itertools.combinations``): a deal
+    of a pair seats both agents, so it costs about the mean of their costs per deal."""
+    return [(a + b) / 2 for a, b in itertools.combinations(costs, 2)]
 
 
 def model_notes(specs: list[str], report: Any = None) -> list[str]:
@@ -142,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         specs = lineup(game, players, args.models)
         pairs = len(specs) * (len(specs) - 1) // 2
-        warm_up(game, specs, players)
-        bar = ArenaProgress(f"{game}: {pairs} pairs", pairs * args.games * players, game, players)
+        costs = warm_up(game, specs, players)
+        bar = ArenaProgress(f"{game}: {pairs} pairs", pairs * args.games * players, game, players,
+                            stage_weights=pair_weights(costs))
         report = tournament(game, specs, deals=args.games, seed=args.seed, players=players, progress=bar,
                             decisions=bar.decisions)
         bar.close()

@@ -13,6 +13,13 @@ and estimates the share done as decisions made over decisions expected:
   reaches 100% before the last game ends.
 
 Without decision counts (the arena on Ray reports whole chunks) it counts finished games.
+
+A round robin (``make demo``) plays its pairs one after another, and their costs differ by
+orders of magnitude (two random players against two planners): a pace measured on the cheap
+first pairs would promise far too little time. Given ``stage_weights`` (one per pair, each
+``total_games / len(stage_weights)`` games: the pair's measured cost per deal), the share done
+is the weighted work done: whole pairs at their weight, the pair being played at its weight
+times its own decision-counted share.
 On a terminal the line is redrawn in place; elsewhere a line is written every tenth.
 """
 
@@ -36,8 +43,13 @@ class ArenaProgress:
     just finished took in all). ``start_clock()`` restarts the timing (after a warm-up)."""
 
     def __init__(self, label: str, total_games: int, game: str = "racko", players: int = 2,
-                 out: TextIO | None = None, tty: bool | None = None) -> None:
+                 out: TextIO | None = None, tty: bool | None = None,
+                 stage_weights: list[float] | None = None) -> None:
         self.label, self.total = label, max(int(total_games), 1)
+        weights = [max(float(w), 1e-9) for w in (stage_weights or [1.0])]
+        self.weights, self.stage_games = weights, self.total / len(weights)
+        self.stage = 0  # the stage being played; its counters start at stage_start
+        self.stage_start = (0, 0, 0)
         # about how many decisions a seat makes in a game, as the game's descriptor says
         self.prior = game_entry(game).spec.decisions_per_seat * players
         self.out = out or sys.stderr
@@ -56,13 +68,24 @@ class ArenaProgress:
         """The share of the work done, in [0, 1]; 1 only when every game has finished."""
         if self.finished >= self.total:
             return 1.0
-        if not self.made:
-            return self.finished / self.total
-        per_game = self.finished_made / self.finished if self.finished else self.prior
-        active = self.total - self.finished
-        running = self.made - self.finished_made  # decisions of the games not finished yet
-        expected = self.finished_made + max(active * per_game, running + active)
-        return min(self.made / expected, 1.0)
+        if len(self.weights) == 1:
+            return self._share(self.finished, self.made, self.finished_made, self.total)
+        f0, m0, fm0 = self.stage_start
+        inside = self._share(self.finished - f0, self.made - m0, self.finished_made - fm0, self.stage_games)
+        done = sum(self.weights[:self.stage]) + self.weights[self.stage] * inside
+        return min(done / sum(self.weights), 1.0)
+
+    def _share(self, finished: int, made: int, finished_made: int, total: float) -> float:
+        """The decision-counted share done of ``total`` games (module docstring)."""
+        if finished >= total:
+            return 1.0
+        if not made:
+            return finished / total
+        per_game = finished_made / finished if finished else self.prior
+        active = total - finished
+        running = made - finished_made  # decisions of the games not finished yet
+        expected = finished_made + max(active * per_game, running + active)
+        return min(made / expected, 1.0)
 
     def seconds_left(self) -> float | None:
         """The time left at the pace so far (None before any progress)."""
@@ -73,6 +96,9 @@ class ArenaProgress:
     def games(self, n: int) -> None:
         """``n`` more games finished."""
         self.finished += int(n)
+        while self.stage + 1 < len(self.weights) and self.finished >= round((self.stage + 1) * self.stage_games):
+            self.stage += 1
+            self.stage_start = (round(self.stage * self.stage_games), self.made, self.finished_made)
         self.draw()
 
     __call__ = games

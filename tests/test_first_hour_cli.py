@@ -86,6 +86,25 @@ def test_the_progress_estimate_moves_with_decisions_and_ends_at_one():
     assert games_only.fraction() == 0.5
 
 
+def test_a_round_robin_bar_weighs_its_pairs_by_their_cost():
+    """make demo: a cheap first pair (weight 1) and a costly second one (weight 9). When the cheap
+    pair is done, 10% of the work is done, not half of it: the time left is then about nine times
+    the time spent, where a bar counting games would promise as much again."""
+    from deckgym.evaluation.demo import pair_weights
+
+    assert pair_weights([1.0, 3.0, 5.0]) == [2.0, 3.0, 4.0]  # (0,1), (0,2), (1,2), as the tournament plays them
+    bar = ArenaProgress("demo", 8, game="racko", players=2, out=io.StringIO(), tty=False, stage_weights=[1.0, 9.0])
+    bar.decisions(80)  # half of the cheap pair's expected decisions (4 games of about 40)
+    assert bar.fraction() == pytest.approx(0.5 * 0.1, rel=0.01)
+    bar.decisions(80, 160)  # the arena reports the finished games' decisions, then the games
+    bar.games(4)
+    assert bar.fraction() == pytest.approx(0.1)
+    bar.decisions(80)  # half of the costly pair
+    assert bar.fraction() == pytest.approx(0.1 + 0.9 * 0.5, rel=0.01)
+    bar.games(4)
+    assert bar.fraction() == 1.0
+
+
 def test_the_eval_bar_moves_before_the_first_game_ends(capsys, monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
