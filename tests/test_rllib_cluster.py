@@ -234,7 +234,7 @@ def test_eval_and_train_join_the_head_as_typed(head, tmp_path):
                  "--run-name", "joined", "--opponents", "racko:bucket=1", "--quiet"], home)
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads((tmp_path / "runs" / "joined" / "summary.json").read_text())
-    assert summary["steps"] >= 64 and os.path.isdir(summary["model"])
+    assert summary["steps"] >= 64 and os.path.isfile(summary["model"])
     assert not (tmp_path / ".ray" / "auth_token").exists()  # the local Ray above wrote no token file
 
 

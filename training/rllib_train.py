@@ -159,7 +159,10 @@ def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
                            args.gamma, args.seed, args.quiet)
     module.eval()
     algo.learner_group.set_weights({MODULE_ID: module.get_state()})
-    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    # wait for every env runner (the default timeout of 0 s sends the weights without waiting: on a
+    # busy machine the first samples could still come from the untrained module)
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True,
+                                       timeout_seconds=600.0)
     on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the clone on the other seats too
     return result
 
