@@ -83,7 +83,7 @@ def play_pair(game: Any, core: Any, st: Any, policy: Policy, rng: np.random.Gene
         res = core.step(st, np.array([a]))
         s.apply_action(a)
         if s.is_chance_node() and not res.round_over[0]:  # the card the core drew
-            s.apply_action(_drawn(core, st))
+            s.apply_action(_drawn(core, st, s))
         _check(_close(s.rewards(), res.rewards[0]), "rewards", step, s.rewards(), res.rewards[0])
         sums += res.rewards[0]
         if res.round_over[0]:
@@ -101,11 +101,13 @@ def play_pair(game: Any, core: Any, st: Any, policy: Policy, rng: np.random.Gene
     raise AssertionError(f"no episode end in {max_steps} decisions")
 
 
-def _drawn(core: Any, st: Any) -> int:
+def _drawn(core: Any, st: Any, s: Any) -> int:
+    """The card the core just drew: Rack-O's card in hand, Least Score's new card of the drawer."""
     if hasattr(core, "pile_size"):
         return int(core.piles(st)[2])
-    # Least Score: the card that just joined the hand of the player who drew
-    raise NotImplementedError
+    held = [int(c) for c in core.hand_cards(st)[0, s.cur] if c >= 0 and int(c) not in s.hands[s.cur]]
+    assert len(held) == 1, held
+    return held[0]
 
 
 def random_policy(rng: np.random.Generator) -> Policy:
