@@ -10,7 +10,7 @@ import numpy as np
 import pyspiel
 
 __all__ = ["GameConfig", "Observer", "game_type", "variant_type", "make_info", "safe_serialize", "safe_deserialize",
-           "resample_with_belief", "core_for", "StateViews"]
+           "resample_with_belief", "core_for", "StateViews", "win_rewards"]
 
 
 class GameConfig:
@@ -110,6 +110,15 @@ class StateViews:
 
     def information_state_string(self, player: int | None = None) -> str:
         return self.cfg.observers[1].string_from(self, self._seat(player))
+
+
+def win_rewards(winners: list[bool]) -> list[float]:
+    """The ``"win"`` reward: +1 per winner, the losers share the winners' total; nothing when
+    everybody or nobody wins (``deckgym.core.zero_sum_win_rewards``, in exact float64)."""
+    k, n = sum(winners), len(winners)
+    if k in (0, n):
+        return [0.0] * n
+    return [1.0 if w else -k / (n - k) for w in winners]
 
 
 def safe_serialize(state: Any) -> str:

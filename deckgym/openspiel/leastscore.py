@@ -4,7 +4,8 @@
 
 ``pyspiel.load_game("python_leastscore(num_players=3)")`` once :mod:`deckgym.openspiel` is
 imported. Every field of :class:`leastscore_env.LeastScoreRules` is a parameter with the same
-name and default (``sequence_lengths`` as text, ``"3,5"``), plus ``episode`` ("round"/"match")
+name and default (``sequence_lengths`` as text, ``"3_5"``: a game string would end the parameter
+at a comma and read digits and ``+`` as a number), plus ``episode`` ("round"/"match")
 and ``reward`` ("win"/"points").
 
 Chance is explicit: the first player (L3, ``first_player="random"``), every card of the deal,
@@ -18,16 +19,14 @@ from __future__ import annotations
 
 import pyspiel
 
-from deckgym.core import zero_sum_win_rewards
 from deckgym.openspiel.common import (GameConfig, Observer, StateViews, game_type, make_info, resample_with_belief,
-                                      safe_deserialize, safe_serialize, variant_type)
+                                      safe_deserialize, safe_serialize, variant_type, win_rewards)
 from leastscore_env.cards import card_str
 from leastscore_env.rules import LeastScoreRules
 
-import numpy as np
 
 DECLARE, DRAW_DECK, TAKE_FLOOR = 31, 32, 33  # actions 0..30 throw the hand slots of the bits of a + 1
-PARAMS = {"num_players": 4, "hand_size": 5, "sequence_lengths": "3,5", "sequence_same_suit": False,
+PARAMS = {"num_players": 4, "hand_size": 5, "sequence_lengths": "3_5", "sequence_same_suit": False,
           "tie_wins": True, "penalty": 20, "elimination_score": 100, "max_turns": 200, "first_player": "random",
           "cap_ends_match": True, "episode": "round", "reward": "win"}
 GAME_TYPE = game_type("python_leastscore", "Python Least Score (deckgym)", PARAMS, max_players=8)
@@ -64,9 +63,9 @@ class LeastScoreGame(pyspiel.Game):
     def __init__(self, params: dict | None = None) -> None:
         p = {**PARAMS, **(params or {})}
         try:
-            seq = tuple(int(x) for x in str(p["sequence_lengths"]).split(",") if x.strip())
+            seq = tuple(int(x) for x in str(p["sequence_lengths"]).replace(",", "_").split("_") if x.strip())
         except ValueError:
-            raise ValueError(f"sequence_lengths must be ints joined by commas, e.g. '3,5', got {p['sequence_lengths']!r}") from None
+            raise ValueError(f"sequence_lengths must be ints joined by '_', e.g. '3_5', got {p['sequence_lengths']!r}") from None
         rules = LeastScoreRules(num_players=p["num_players"], hand_size=p["hand_size"], sequence_lengths=seq,
                                 sequence_same_suit=p["sequence_same_suit"], tie_wins=p["tie_wins"],
                                 penalty=p["penalty"], elimination_score=p["elimination_score"],
@@ -175,7 +174,8 @@ class LeastScoreState(StateViews, pyspiel.State):
         return legal
 
     def _apply_action(self, action: int) -> None:
-        self.rewards_now = [0.0] * self.cfg.rules.num_players
+        if not self.is_chance_node():  # rewards last from a player's action to the next one
+            self.rewards_now = [0.0] * self.cfg.rules.num_players
         if self.first < 0:
             self.first = self.cur = action
         elif self.undealt:
@@ -250,7 +250,7 @@ class LeastScoreState(StateViews, pyspiel.State):
             self.over, self.truncated = True, not declared
             if self.cfg.reward == "win" and declared:  # the fewest round points win the round
                 best = min(pts[s] for s in range(P) if self.alive[s])
-                paid = zero_sum_win_rewards(np.array([[self.alive[s] and pts[s] == best for s in range(P)]]))[0].tolist()
+                paid = win_rewards([self.alive[s] and pts[s] == best for s in range(P)])
             elif self.cfg.reward == "win" and episode == "match":  # players still in pay back the eliminated
                 n = sum(self.alive)
                 paid = [(P - n) / ((P - 1) * n) if self.alive[s] else 0.0 for s in range(P)]

@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from deckgym.core import zero_sum_win_rewards
 from deckgym.openspiel.common import (GameConfig, Observer, game_type, make_info, resample_with_belief,
-                                      safe_deserialize, safe_serialize, variant_type, StateViews)
+                                      safe_deserialize, safe_serialize, variant_type, win_rewards, StateViews)
 from racko_env.rules import RackoRules
 from racko_env.state import LOG_TURNS
 
@@ -149,6 +148,10 @@ class RackoState(StateViews, pyspiel.State):
     def is_terminal(self) -> bool:
         return self.over
 
+    def drawing(self) -> bool:
+        """A card of the draw pile is being drawn (a chance node)."""
+        return self.chance_draw
+
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The first dealer (a seat), a card of the deal, or the card drawn (R3, R4)."""
         if self.dealer < 0:
@@ -163,7 +166,8 @@ class RackoState(StateViews, pyspiel.State):
         return list(range(2, 12)) + ([DISCARD_DRAWN] if self.phase == PLACE_DRAWN else [])
 
     def _apply_action(self, action: int) -> None:
-        self.rewards_now = [0.0] * self.cfg.rules.num_players
+        if not self.is_chance_node():  # rewards last from a player's action to the next one
+            self.rewards_now = [0.0] * self.cfg.rules.num_players
         if self.is_chance_node():
             self._apply_chance(action)
         elif self.phase == CHOOSE:
@@ -258,7 +262,7 @@ class RackoState(StateViews, pyspiel.State):
                 return
             winners = [t == max(self.totals) for t in self.totals]
         self.over = True
-        self._pay(pts if self.cfg.reward == "points" else zero_sum_win_rewards(np.array([winners]))[0].tolist())
+        self._pay(pts if self.cfg.reward == "points" else win_rewards(winners))
 
     def _pay(self, rewards: list[float]) -> None:
         self.rewards_now = [float(r) for r in rewards]

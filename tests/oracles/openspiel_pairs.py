@@ -80,10 +80,11 @@ def play_pair(game: Any, core: Any, st: Any, policy: Policy, rng: np.random.Gene
                 raise AssertionError(f"step {step}: {name} of seat {p} differs at {i}: openspiel {got[p, i]}, "
                                      f"core {want[p, i]}")
         a = policy(core, st, mask, seat)
+        before = st.copy() if not racko and a == 32 else None  # Least Score's deck draw
         res = core.step(st, np.array([a]))
         s.apply_action(a)
-        if s.is_chance_node() and not res.round_over[0]:  # the card the core drew
-            s.apply_action(_drawn(core, st, s))
+        if s.is_chance_node() and s.drawing():  # the card the core drew
+            s.apply_action(_drawn(core, st, before, a, s))
         _check(_close(s.rewards(), res.rewards[0]), "rewards", step, s.rewards(), res.rewards[0])
         sums += res.rewards[0]
         if res.round_over[0]:
@@ -101,11 +102,19 @@ def play_pair(game: Any, core: Any, st: Any, policy: Policy, rng: np.random.Gene
     raise AssertionError(f"no episode end in {max_steps} decisions")
 
 
-def _drawn(core: Any, st: Any, s: Any) -> int:
-    """The card the core just drew: Rack-O's card in hand, Least Score's new card of the drawer."""
+_ROUND_CORES: dict = {}
+
+
+def _drawn(core: Any, st: Any, before: Any, a: int, s: Any) -> int:
+    """The card the core just drew: Rack-O's card in hand; Least Score's new card of the drawer,
+    from the step replayed on a copy in a round episode (a match may have dealt anew since)."""
     if hasattr(core, "pile_size"):
         return int(core.piles(st)[2])
-    held = [int(c) for c in core.hand_cards(st)[0, s.cur] if c >= 0 and int(c) not in s.hands[s.cur]]
+    key = (core.rules, core.reward)
+    round_core = _ROUND_CORES.get(key) or _ROUND_CORES.setdefault(
+        key, type(core)(core.rules, episode="round", reward=core.reward, obs="infostate"))
+    round_core.step(before, np.array([a]))
+    held = [int(c) for c in round_core.hand_cards(before)[0, s.cur] if c >= 0 and int(c) not in s.hands[s.cur]]
     assert len(held) == 1, held
     return held[0]
 
