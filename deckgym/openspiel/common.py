@@ -40,13 +40,12 @@ def game_type(short_name: str, long_name: str, params: dict, max_players: int, m
         provides_observation_tensor=True, parameter_specification=params)
 
 
-def variant_type(base: pyspiel.GameType, reward: str, episode: str, zero_sum: bool = True) -> pyspiel.GameType:
-    """``base`` for one setting: ``"win"`` rewards are zero-sum (unless ``zero_sum`` is False),
-    ``"points"`` general-sum; rewards come before the end only in a match."""
+def variant_type(base: pyspiel.GameType, episode: str, zero_sum: bool) -> pyspiel.GameType:
+    """``base`` for one setting: zero-sum or general-sum; rewards before the end only in a match."""
     U, R = pyspiel.GameType.Utility, pyspiel.GameType.RewardModel
     return pyspiel.GameType(
         short_name=base.short_name, long_name=base.long_name, dynamics=base.dynamics, chance_mode=base.chance_mode,
-        information=base.information, utility=U.ZERO_SUM if reward == "win" and zero_sum else U.GENERAL_SUM,
+        information=base.information, utility=U.ZERO_SUM if zero_sum else U.GENERAL_SUM,
         reward_model=R.REWARDS if episode == "match" else R.TERMINAL, max_num_players=base.max_num_players,
         min_num_players=base.min_num_players, provides_information_state_string=True,
         provides_information_state_tensor=True, provides_observation_string=True,
@@ -54,10 +53,10 @@ def variant_type(base: pyspiel.GameType, reward: str, episode: str, zero_sum: bo
 
 
 def make_info(actions: int, outcomes: int, players: int, low: float, high: float, length: int,
-              zero_sum: bool = True) -> pyspiel.GameInfo:
-    """A game's sizes and utility bounds."""
+              zero_sum: bool) -> pyspiel.GameInfo:
+    """A game's sizes and utility bounds (a utility sum of 0 for zero-sum settings)."""
     return pyspiel.GameInfo(num_distinct_actions=actions, max_chance_outcomes=outcomes, num_players=players,
-                            min_utility=low, max_utility=high, utility_sum=0.0 if zero_sum and low < 0 else None,
+                            min_utility=low, max_utility=high, utility_sum=0.0 if zero_sum else None,
                             max_game_length=length)
 
 

@@ -78,9 +78,9 @@ class LeastScoreGame(pyspiel.Game):
         match = p["episode"] == "match"
         rounds = (P - 1) * rules.elimination_score if match else 1  # a non-capped round adds >= 1 point
         worst = rules.elimination_score + rules.penalty + 50 if match else rules.penalty + 50
-        zero_sum = not match  # L9: tied winners, and eliminated players paid when they leave
+        zero_sum = p["reward"] == "win" and not match  # L9: tied winners, players out paid as they leave
         low, high = (-(P - 1.0), float(P)) if p["reward"] == "win" else (-float(worst), 0.0)
-        super().__init__(variant_type(GAME_TYPE, p["reward"], p["episode"], zero_sum),
+        super().__init__(variant_type(GAME_TYPE, p["episode"], zero_sum),
                          make_info(38, 52, P, low, high, round_len * rounds if not match or rules.cap_ends_match
                                    else 10**9, zero_sum), p)
 

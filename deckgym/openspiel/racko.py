@@ -74,8 +74,9 @@ class RackoGame(pyspiel.Game):
         rounds = 1 if p["episode"] == "round" else -(-rules.target_score // 5)  # R8: everyone scores >= 5 a round
         best = 2 * 475 if rules.partners else 475
         top = (1.0, -(P - 1.0)) if p["reward"] == "win" else (float(best * rounds), 0.0)
-        super().__init__(variant_type(GAME_TYPE, p["reward"], p["episode"]),
-                         make_info(13, N + 1, P, top[1], top[0], round_len * rounds), p)
+        zero_sum = p["reward"] == "win"
+        super().__init__(variant_type(GAME_TYPE, p["episode"], zero_sum),
+                         make_info(13, N + 1, P, top[1], top[0], round_len * rounds, zero_sum), p)
 
     def new_initial_state(self, *args) -> "RackoState":
         return RackoState(self)
