@@ -22,7 +22,12 @@ AGENTS: dict[str, str] = {
     "leastscore:expect": "deckgym.agents.leastscore_heuristics:ExpectAgent",
     "leastscore:dp": "deckgym.agents.leastscore_heuristics:DPAgent",
     "leastscore:search": "deckgym.agents.leastscore_search:LeastScoreSearchAgent",
+    # OpenSpiel's bots, for either game (the openspiel extra)
+    "openspiel:ismcts": "deckgym.agents.openspiel_agent:ISMCTSAgent",
+    "openspiel:random": "deckgym.agents.openspiel_agent:RandomBotAgent",
 }
+#: spec prefixes that are not a game: their agents play every game
+ANY_GAME = ("openspiel",)
 
 
 def register_agent(spec: str, target: str) -> None:
@@ -31,7 +36,7 @@ def register_agent(spec: str, target: str) -> None:
 
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in AGENTS if game is None or ":" not in s or s.split(":", 1)[0] == game]
+    names = [s for s in AGENTS if game is None or ":" not in s or s.split(":", 1)[0] in (game,) + ANY_GAME]
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
@@ -124,7 +129,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
 
         return RLlibAgent(core, path=spec[6:], seed=seed, game=game)
     name, _, overrides = spec.partition("?")
-    if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] != game):
+    if name not in AGENTS or (game is not None and ":" in name and name.split(":", 1)[0] not in (game,) + ANY_GAME):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:
