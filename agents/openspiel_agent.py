@@ -104,4 +104,4 @@ class RandomBotAgent(_OpenSpielAgent):
     def decide(self, state: Any) -> int:
         from open_spiel.python.bots.uniform_random import UniformRandomBot
 
-        return UniformRandomBot(0, np.random.RandomState(self.base_seed * 1_000_003 + self.decisions)).step(state)
+        return UniformRandomBot(0, np.random.RandomState((self.base_seed * 1_000_003 + self.decisions) % 2**32)).step(state)

@@ -142,7 +142,7 @@ def ismcts_bot(game: Any, simulations: int = 100, uct_c: float = 2.0, rollouts: 
     resampling its root through deckgym's belief ``belief`` (``"uniform"``, ``"history"``, ...)."""
     from open_spiel.python.algorithms import ismcts, mcts
 
-    rs = np.random.RandomState(seed)
+    rs = np.random.RandomState(seed % 2**32)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rs, max_length=max_length or None)
     final = {"max_visit_count": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
              "max_value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
