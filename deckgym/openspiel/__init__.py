@@ -13,10 +13,11 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the installed extras
     raise ImportError("deckgym.openspiel needs OpenSpiel: pip install 'deckgym[openspiel]'") from e
 
+from deckgym.openspiel.bots import bot, ismcts_bot
 from deckgym.openspiel.leastscore import GAME_TYPE as _LEASTSCORE_TYPE, LeastScoreGame
 from deckgym.openspiel.racko import GAME_TYPE as _RACKO_TYPE, RackoGame
 
 pyspiel.register_game(_RACKO_TYPE, RackoGame)
 pyspiel.register_game(_LEASTSCORE_TYPE, LeastScoreGame)
 
-__all__ = ["RackoGame", "LeastScoreGame"]
+__all__ = ["RackoGame", "LeastScoreGame", "bot", "ismcts_bot"]

@@ -91,6 +91,15 @@ class StateViews:
     """The observation methods of a state, answered in Python by the game's cached observers
     (``cfg.observers``: default, information state) without a round trip through C++."""
 
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """The legal actions (chance outcomes at a chance node), without a round trip through C++."""
+        cp = self.current_player()
+        if cp == pyspiel.PlayerId.TERMINAL or (player is not None and player != cp and cp >= 0):
+            return []
+        if cp == pyspiel.PlayerId.CHANCE:
+            return [o for o, _ in self.chance_outcomes()]
+        return self._legal_actions(cp)
+
     def _seat(self, player: int | None) -> int:
         return self.current_player() if player is None else int(player)
 

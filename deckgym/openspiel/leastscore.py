@@ -17,6 +17,8 @@ top card is a uniform draw from its cards; after L6 the dead pile is that deck. 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pyspiel
 
 from deckgym.openspiel.common import (GameConfig, Observer, StateViews, game_type, make_info, resample_with_belief,
@@ -41,7 +43,7 @@ def value(card: int) -> int:
     return min(rank(card) + 1, 10)
 
 
-def is_group(cards: list[int], rules: LeastScoreRules, hand_size: int) -> bool:
+def is_group(cards: list[int], rules: LeastScoreRules) -> bool:
     """L5: may these cards (sorted) be thrown away together?"""
     ranks = [rank(c) for c in cards]
     one_suit = len({c % 4 for c in cards}) == 1
@@ -55,6 +57,16 @@ def is_group(cards: list[int], rules: LeastScoreRules, hand_size: int) -> bool:
         if low or high:
             return True
     return len(cards) == 5 and one_suit  # a flush: a whole hand of five, one suit
+
+
+@lru_cache(maxsize=1 << 16)
+def legal_groups(ranks: tuple[int, ...], suits: tuple[int, ...] | bool, rules: LeastScoreRules) -> tuple[int, ...]:
+    """L5: the discard actions of a sorted hand, from its ranks and its suits (or, when only a
+    flush needs them, whether the hand is one), remembered for the next hand of that shape."""
+    if not isinstance(suits, tuple):  # one suit for all five cards, or any suits that are not a flush
+        suits = (0,) * 5 if suits else (0, 1, 2, 3, 0)[: len(ranks)]
+    hand = [r * 4 + s for r, s in zip(ranks, suits)]
+    return tuple(a for a in range(31) if max(slots(a)) < len(hand) and is_group([hand[i] for i in slots(a)], rules))
 
 
 class LeastScoreGame(pyspiel.Game):
@@ -166,9 +178,10 @@ class LeastScoreState(StateViews, pyspiel.State):
     def _legal_actions(self, player: int) -> list[int]:
         if self.phase == 1:  # L4: the deck's top card or any one floor card
             return [DRAW_DECK] + [TAKE_FLOOR + j for j in range(len(self.floor))]
-        hand, hs = self.hands[self.cur], self.cfg.rules.hand_size
-        legal = [a for a in range(31) if max(slots(a)) < len(hand)
-                 and is_group([hand[i] for i in slots(a)], self.cfg.rules, hs)]
+        hand = self.hands[self.cur]
+        flush = len(hand) == 5 and len({c % 4 for c in hand}) == 1
+        suits = tuple(c % 4 for c in hand) if self.cfg.rules.sequence_same_suit else flush
+        legal = list(legal_groups(tuple(rank(c) for c in hand), suits, self.cfg.rules))
         if self.turn >= sum(self.alive):  # L7: everybody still in has played once
             legal.append(DECLARE)
         return legal
@@ -314,7 +327,10 @@ class LeastScoreState(StateViews, pyspiel.State):
 
 def slots(action: int) -> list[int]:
     """The hand slots (canonical order) thrown by discard action ``action``: the bits of ``action + 1``."""
-    return [i for i in range(5) if (action + 1) >> i & 1]
+    return SLOTS[action]
+
+
+SLOTS = [[i for i in range(5) if (a + 1) >> i & 1] for a in range(31)]
 
 
 class LeastScoreObserver(Observer):
