@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
 import pyspiel
 
 from deckgym.openspiel.common import (GameConfig, Observer, StateViews, game_type, make_info, resample_with_belief,
@@ -347,25 +348,23 @@ class LeastScoreObserver(Observer):
             pieces += [("thrown", 52 * P, 1), ("picked", 52 * P, 1), ("draws", P, 1 / 52)]
         super().__init__(cfg, pieces, params)
 
-    def values(self, st: LeastScoreState, me: int) -> list:
+    def values(self, st: LeastScoreState, me: int) -> np.ndarray:
         """The observation of seat ``me`` before scaling, opponents in ego order."""
         P = self.cfg.rules.num_players
         seats = [(me + j) % P for j in range(P)]
-        v = cards(st.hands[me]) + cards(st.floor) + cards(st.pending) + cards(st.seen) + cards(st.dead)
-        for q in seats[1:]:
-            v += cards(st.known[q])
+        v = []
         hand = st.hands[me] + [None] * (5 - len(st.hands[me]))
         for c in hand:  # per slot: (rank + 1) / 13, (suit + 1) / 4, value / 10
             v += [0.0] * 3 if c is None else [(rank(c) + 1) / 13, (c % 4 + 1) / 4, value(c) / 10]
         v += [len(st.hands[q]) for q in seats[1:]] + [st.totals[q] for q in seats]
         v += [st.alive[q] for q in seats] + [st.cur == q for q in seats]
         v += [min(st.phase, 1), st.phase == 0 and st.turn >= sum(st.alive), len(st.deck), st.turn]
+        blocks = [st.hands[me], st.floor, st.pending, st.seen, st.dead] + [st.known[q] for q in seats[1:]]
+        parts = [card_blocks(blocks), np.asarray(v, np.float32)]
         if "thrown" in self.dict:
-            for table in (st.thrown, st.picked):
-                for q in seats:
-                    v += cards(table[q])
-            v += [st.draws[q] for q in seats]
-        return v
+            parts += [card_blocks([st.thrown[q] for q in seats] + [st.picked[q] for q in seats]),
+                      np.asarray([st.draws[q] for q in seats], np.float32)]
+        return np.concatenate(parts)
 
     def string_from(self, st: LeastScoreState, me: int) -> str:
         P = self.cfg.rules.num_players
@@ -379,9 +378,8 @@ class LeastScoreObserver(Observer):
         return text
 
 
-def cards(ids) -> list[int]:
-    """A 52-card block: 1 for each card listed."""
-    out = [0] * 52
-    for c in ids:
-        out[c] = 1
+def card_blocks(blocks: list) -> np.ndarray:
+    """52-card blocks end to end: 1 for each card listed in a block."""
+    out = np.zeros(52 * len(blocks), np.float32)
+    out[[52 * k + c for k, ids in enumerate(blocks) for c in ids]] = 1
     return out
