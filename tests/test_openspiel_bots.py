@@ -90,3 +90,13 @@ def test_openspiel_agents_in_the_arena_are_seeded(game, opponent):
     b = evaluate(game, specs + [opponent], deals=2, seed=4, players=3, rules_kwargs=kwargs).to_json()
     assert a == b
     assert sum(x["games"] for x in a["agents"]) == 3 * 2 * 3
+
+
+def test_openspiel_agents_in_deckgym_play():
+    from tests.test_play import run_scripted
+
+    s, out, script, result = run_scripted("leastscore", ["openspiel:ismcts?simulations=2&max_length=10",
+                                                         "openspiel:random"], seed=11, rules_kwargs={"max_turns": 40})
+    text = out.getvalue()
+    assert not result["quit"] and "=== End of round 1 ===" in text
+    assert "player_1 (openspiel:ismcts?simulations=2&max_length=10)" in text
