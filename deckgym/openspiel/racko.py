@@ -302,9 +302,10 @@ class RackoState(StateViews, pyspiel.State):
         P, K = self.cfg.rules.num_players, self.cfg.rules.pile_size
         for j in range(1, P):
             self.racks[(me + j) % P] = np.abs(world.racks[0, j].astype(int)).tolist()
-        if not self.draw_known:
-            s, h = int(world.disc_n[0]), int(world.phase[0] != CHOOSE)
-            self.draw = sorted(int(c) for c in world.piles[0, : K - s - h])
+        s, h = int(world.disc_n[0]), int(world.phase[0] != CHOOSE)
+        draw = sorted(int(c) for c in world.piles[0, : K - s - h])
+        if not self.draw_known or draw != sorted(self.draw):  # (the beliefs do not model R6's flip)
+            self.draw, self.draw_known = draw, False
 
 
 class RackoObserver(Observer):
