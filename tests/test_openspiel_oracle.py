@@ -18,7 +18,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra: pip install 'deckgym[openspiel]'")
 import deckgym.openspiel  # noqa: E402,F401  (registers the games)
 from deckgym.agents.registry import make_agent  # noqa: E402
-from leastscore_env.cards import parse_cards  # noqa: E402
+from leastscore_env.cards import card_str, parse_cards  # noqa: E402
 from leastscore_env.core import DECLARE, LeastScoreCore  # noqa: E402
 from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.core import RackoCore  # noqa: E402
@@ -53,6 +53,14 @@ def _params(rules: dict, episode: str, reward: str) -> dict:
     if "sequence_lengths" in out:
         out["sequence_lengths"] = "_".join(map(str, out["sequence_lengths"]))
     return out
+
+
+def _leastscore_deal(core, rng: np.random.Generator):
+    """An explicit deal (L3): random hands, the rest of the deck shuffled by the deal's seed."""
+    cards = rng.permutation(52)
+    hs, P = core.rules.hand_size, core.num_players
+    hands = [[card_str(int(c)) for c in cards[p * hs:(p + 1) * hs]] for p in range(P)]
+    return core.deal(int(rng.integers(2**31)), {"hands": hands})
 
 
 def _quiet(rng: np.random.Generator, declare: float = 0.02):
@@ -128,7 +136,7 @@ def test_leastscore_core_matches_openspiel_in_random_play(variant, episode, rewa
     rng = np.random.default_rng([variant, len(episode), len(reward)])
     for g in range(SOAK or (4 if episode == "round" else 2)):
         policy = random_policy(rng) if g % 2 or episode == "match" else _quiet(rng)
-        play_pair(game, core, core.init(1, int(rng.integers(2**31))), policy, rng)
+        play_pair(game, core, _leastscore_deal(core, rng), policy, rng)
 
 
 def test_leastscore_core_matches_openspiel_with_heuristics():
@@ -140,7 +148,7 @@ def test_leastscore_core_matches_openspiel_with_heuristics():
         core = LeastScoreCore(rules, episode=episode, reward=reward, obs="infostate")
         agent = make_agent(spec, LeastScoreCore(rules), seed=i)
         for _ in range(SOAK or 4):
-            play_pair(game, core, core.init(1, int(rng.integers(2**31))), agent_policy(agent, None), rng)
+            play_pair(game, core, _leastscore_deal(core, rng), agent_policy(agent, None), rng)
 
 
 def test_leastscore_hand_built_groups_are_the_cores():
