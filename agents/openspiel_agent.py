@@ -78,7 +78,7 @@ class ISMCTSAgent(_OpenSpielAgent):
     params = {"simulations": 100, "uct_c": 2.0, "rollouts": 1, "max_length": 0, "belief": "uniform",
               "final_policy": "max_visit_count"}
     param_ranges = {
-        "simulations": Range(1, 1_000_000, integer=True, why="ISMCTS simulations per decision"),
+        "simulations": Range(2, 1_000_000, integer=True, why="ISMCTS simulations per decision (its first only expands the root)"),
         "uct_c": Range(0, 100, why="UCT exploration constant"),
         "rollouts": Range(1, 1000, integer=True, why="random rollouts per leaf"),
         "max_length": Range(0, 100_000, integer=True, why="rollout length cap in moves, 0: to the end"),

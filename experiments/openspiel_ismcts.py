@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         if not sims:
             probe = f"openspiel:ismcts?simulations=20&belief={belief}"
             per_sim = seconds_per_decision(probe, a.game, a.players, cases) / 20
-            sims = max(1, int(budget / per_sim))
+            sims = max(2, int(budget / per_sim))  # (ISMCTS's first simulation only expands its root)
         spec = f"openspiel:ismcts?simulations={sims}&belief={belief}"
         took = seconds_per_decision(spec, a.game, a.players, cases[: max(4, a.calibrate // 4)])
         print(f"{spec}: {took * 1000:.1f} ms per decision")
