@@ -6,6 +6,7 @@ samples a world from it with a deckgym belief, turns it into a ``python_racko`` 
 ``python_leastscore`` state (:func:`deckgym.openspiel.bots.state_from_core`) and asks the bot.
 ISMCTS then resamples its root from the same belief (``belief``: ``uniform`` by default, or
 ``history`` in Rack-O, ``particles`` in Least Score) and plays random rollouts.
+``rollout=racko:sequence`` plays the leaves out with a deckgym planner instead of at random.
 ``openspiel:ismcts?simulations=200&uct_c=1.5&belief=history``.
 """
 
@@ -76,7 +77,7 @@ class ISMCTSAgent(_OpenSpielAgent):
 
     spec = "openspiel:ismcts"
     params = {"simulations": 100, "uct_c": 2.0, "rollouts": 1, "max_length": 0, "belief": "uniform",
-              "final_policy": "max_visit_count"}
+              "final_policy": "max_visit_count", "rollout": "random"}
     param_ranges = {
         "simulations": Range(2, 1_000_000, integer=True, why="ISMCTS simulations per decision (its first only expands the root)"),
         "uct_c": Range(0, 100, why="UCT exploration constant"),
@@ -84,6 +85,8 @@ class ISMCTSAgent(_OpenSpielAgent):
         "max_length": Range(0, 100_000, integer=True, why="rollout length cap in moves, 0: to the end"),
         "belief": Choice(_BELIEFS),
         "final_policy": Choice(("max_visit_count", "max_value", "visits")),
+        "rollout": Choice(("random", "racko:bucket", "racko:sequence", "racko:lookahead", "leastscore:greedy",
+                           "leastscore:counting", "leastscore:dp")),
     }
 
     def decide(self, state: Any) -> int:
@@ -92,7 +95,7 @@ class ISMCTSAgent(_OpenSpielAgent):
         p = self.params
         bot = ismcts_bot(self.game, int(p["simulations"]), float(p["uct_c"]), int(p["rollouts"]),
                          int(p["max_length"]), p["belief"], seed=self.base_seed * 1_000_003 + self.decisions,
-                         final_policy=p["final_policy"])
+                         final_policy=p["final_policy"], rollout=p["rollout"])
         return bot.step(state)
 
 

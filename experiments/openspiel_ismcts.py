@@ -6,6 +6,8 @@ ISMCTS simulations that take that long; then the arena on duplicate deals.
 
     python -m experiments.openspiel_ismcts racko --budget-of racko:search --opponents racko:lookahead racko:search \
         --beliefs uniform history --deals 500 --seed 11 --out results/openspiel_racko.json
+    python -m experiments.openspiel_ismcts racko --budget-of racko:search --opponents racko:lookahead \
+        --beliefs history --rollout racko:sequence --deals 30 --seed 11
     python -m experiments.openspiel_ismcts leastscore --players 4 --budget-of leastscore:dp \
         --opponents leastscore:dp --beliefs uniform particles --deals 500 --seed 11
 """
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--deals", type=int, default=500)
     ap.add_argument("--calibrate", type=int, default=20, help="decisions timed per agent")
     ap.add_argument("--simulations", type=int, default=0, help="skip the calibration: this many simulations")
+    ap.add_argument("--rollout", default="random", help="ISMCTS's leaves: random, or a deckgym agent spec")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
@@ -71,10 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     for belief in a.beliefs:
         sims = a.simulations
         if not sims:
-            probe = f"openspiel:ismcts?simulations=20&belief={belief}"
+            probe = f"openspiel:ismcts?simulations=20&belief={belief}&rollout={a.rollout}"
             per_sim = seconds_per_decision(probe, a.game, a.players, cases) / 20
             sims = max(2, int(budget / per_sim))  # (ISMCTS's first simulation only expands its root)
-        spec = f"openspiel:ismcts?simulations={sims}&belief={belief}"
+        spec = f"openspiel:ismcts?simulations={sims}&belief={belief}" + (f"&rollout={a.rollout}" if a.rollout != "random" else "")
         took = seconds_per_decision(spec, a.game, a.players, cases[: max(4, a.calibrate // 4)])
         print(f"{spec}: {took * 1000:.1f} ms per decision")
         for opp in a.opponents:

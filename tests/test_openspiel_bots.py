@@ -50,6 +50,15 @@ def test_ismcts_plays_on_the_history_belief():
     assert sorted(returns) in ([-1.0, 1.0], [0.0, 0.0])
 
 
+def test_ismcts_leaves_can_be_played_out_by_a_deckgym_planner():
+    game = pyspiel.load_game("python_racko")
+    bots = [ismcts_bot(game, simulations=4, rollout="racko:bucket", seed=2), bot(game, "random", 1)]
+    returns = evaluate_bots(game.new_initial_state(), bots, np.random.RandomState(2))
+    assert sorted(returns) in ([-1.0, 1.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match="rollout"):
+        make_agent("openspiel:ismcts?rollout=racko:search", RackoCore(), game="racko")
+
+
 @pytest.mark.parametrize("game", ["racko", "leastscore"])
 def test_core_games_become_openspiel_states_with_the_same_tensors(game):
     rng = np.random.default_rng(0)

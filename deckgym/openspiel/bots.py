@@ -14,7 +14,7 @@ import pyspiel
 
 from deckgym.openspiel.common import core_for
 
-__all__ = ["bot", "DeckgymBot", "ismcts_bot", "state_from_core", "WorldResampler"]
+__all__ = ["bot", "DeckgymBot", "ismcts_bot", "state_from_core", "WorldResampler", "AgentRolloutEvaluator"]
 
 
 class DeckgymBot(pyspiel.Bot):
@@ -136,14 +136,42 @@ class WorldResampler:
         return out
 
 
+class AgentRolloutEvaluator:
+    """An MCTS evaluator (OpenSpiel's ``Evaluator`` interface) whose rollouts are played by a
+    deckgym agent in every seat instead of at random; uniform priors."""
+
+    def __init__(self, game: Any, spec: str, seed: int = 0) -> None:
+        self.bots = [bot(game, spec, p, seed) for p in range(game.num_players())]
+        self.rs = np.random.RandomState(seed % 2**32)
+
+    def evaluate(self, state: Any) -> np.ndarray:
+        s = state.clone()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[self.rs.randint(len(outcomes))][0])  # (uniform, as every chance node here)
+            else:
+                s.apply_action(self.bots[s.current_player()].step(s))
+        return np.array(s.returns())
+
+    def prior(self, state: Any) -> list[tuple[int, float]]:
+        legal = state.legal_actions()
+        return [(a, 1.0 / len(legal)) for a in legal]
+
+
 def ismcts_bot(game: Any, simulations: int = 100, uct_c: float = 2.0, rollouts: int = 1, max_length: int = 0,
-               belief: str = "uniform", seed: int = 0, final_policy: str = "max_visit_count") -> Any:
-    """OpenSpiel's ISMCTS (``open_spiel.python.algorithms.ismcts``) with random-rollout leaves,
-    resampling its root through deckgym's belief ``belief`` (``"uniform"``, ``"history"``, ...)."""
+               belief: str = "uniform", seed: int = 0, final_policy: str = "max_visit_count",
+               rollout: str = "random") -> Any:
+    """OpenSpiel's ISMCTS (``open_spiel.python.algorithms.ismcts``), resampling its root through
+    deckgym's belief ``belief`` (``"uniform"``, ``"history"``, ...); its leaves are OpenSpiel's
+    random rollouts, or (``rollout``: an agent spec) rollouts played by that deckgym agent."""
     from open_spiel.python.algorithms import ismcts, mcts
 
     rs = np.random.RandomState(seed % 2**32)
-    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rs, max_length=max_length or None)
+    if rollout == "random":
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rs, max_length=max_length or None)
+    else:
+        evaluator = AgentRolloutEvaluator(game, rollout, seed)
     final = {"max_visit_count": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
              "max_value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
              "visits": ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT}[final_policy]
