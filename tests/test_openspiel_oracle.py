@@ -5,7 +5,10 @@ and on ``python_racko`` / ``python_leastscore`` with the same chance outcomes, c
 every step the legal actions, both observations of every seat, rewards, terminations,
 truncations and the round and match points (:mod:`tests.oracles.openspiel_pairs`). Random
 and heuristic players, every rules field, round and match episodes, both rewards. The CI run
-plays a few hundred episodes; ``DECKGYM_OPENSPIEL_SOAK=N`` plays N per variant instead.
+plays 242 episodes (32,661 decisions compared, about 17 s of CPU); ``DECKGYM_OPENSPIEL_SOAK=N``
+plays N per variant instead (N = 30: 1,860 episodes, about 20 minutes):
+
+    DECKGYM_OPENSPIEL_SOAK=30 python -m pytest -q tests/test_openspiel_oracle.py
 """
 
 from __future__ import annotations
