@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra: pip install 'deckgym[openspiel]'")
+import pyspiel  # the openspiel extra, part of dev: pip install 'deckgym[openspiel]'  # noqa: E402
 from open_spiel.python.algorithms.evaluate_bots import evaluate_bots  # noqa: E402
 
 import deckgym.openspiel  # noqa: E402,F401

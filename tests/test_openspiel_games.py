@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra: pip install 'deckgym[openspiel]'")
+import pyspiel  # the openspiel extra, part of dev: pip install 'deckgym[openspiel]'  # noqa: E402
 import deckgym.openspiel  # noqa: E402,F401
 from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.rules import RackoRules  # noqa: E402

@@ -18,7 +18,7 @@ import os
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra: pip install 'deckgym[openspiel]'")
+import pyspiel  # the openspiel extra, part of dev: pip install 'deckgym[openspiel]'  # noqa: E402
 import deckgym.openspiel  # noqa: E402,F401  (registers the games)
 from deckgym.agents.registry import make_agent  # noqa: E402
 from leastscore_env.cards import card_str, parse_cards  # noqa: E402
