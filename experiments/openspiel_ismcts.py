@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from deckgym.agents.registry import make_agent
+from deckgym.checks import check_output_file
 from deckgym.evaluation.arena import evaluate
 from deckgym.registration import game as game_entry
 
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
+    try:
+        check_output_file(a.out, "--out")
+    except ValueError as e:
+        ap.error(str(e))
     cases = decisions(a.game, a.players, a.calibrate, a.seed + 1)
     budget = seconds_per_decision(a.budget_of, a.game, a.players, cases)
     report = {"budget_of": a.budget_of, "seconds_per_decision": budget, "runs": []}
