@@ -62,6 +62,18 @@ def test_every_rules_field_is_a_parameter_with_its_default():
     assert ls.num_players() == 5 and ls.config.rules.sequence_lengths == (3, 4, 5)
 
 
+def test_tensor_layout_versions_are_the_cores():
+    from leastscore_env.core import LeastScoreCore
+    from racko_env.core import RackoCore
+
+    for name, core in (("python_racko", RackoCore), ("python_leastscore", LeastScoreCore)):
+        game = pyspiel.load_game(name)
+        info = core(obs="infostate")
+        assert (game.obs_version, game.infostate_version) == (core.obs_version, info.infostate_version)
+        assert len(game.new_initial_state().information_state_tensor(0)) == info.obs_size
+        assert len(game.new_initial_state().observation_tensor(0)) == core().obs_size
+
+
 @pytest.mark.parametrize("text,field", [("python_racko(num_players=5)", "num_players"),
                                         ("python_racko(reshuffle=stack)", "reshuffle"),
                                         ("python_racko(num_players=2,partners=True)", "partners"),

@@ -73,6 +73,9 @@ def legal_groups(ranks: tuple[int, ...], suits: tuple[int, ...] | bool, rules: L
 class LeastScoreGame(pyspiel.Game):
     """``python_leastscore``: Least Score with every rules field as a parameter (module docstring)."""
 
+    #: the layouts of ``observation_tensor`` and ``information_state_tensor``: the cores' versions
+    obs_version, infostate_version = 1, 1
+
     def __init__(self, params: dict | None = None) -> None:
         p = {**PARAMS, **(params or {})}
         try:

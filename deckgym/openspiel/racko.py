@@ -61,6 +61,9 @@ def flags(cards, n: int, value: dict | None = None) -> list[int]:
 class RackoGame(pyspiel.Game):
     """``python_racko``: Rack-O with every rules field as a game parameter (module docstring)."""
 
+    #: the layouts of ``observation_tensor`` and ``information_state_tensor``: the cores' versions
+    obs_version, infostate_version = 1, 2
+
     def __init__(self, params: dict | None = None) -> None:
         p = {**PARAMS, **(params or {})}
         rules = RackoRules(num_players=p["num_players"], deck_size=p["deck_size"] or None,
