@@ -80,7 +80,7 @@ def _racko_from_core(s: Any, core: Any, st: Any, b: int) -> None:
     draw, s.discard, s.hand = core.piles(st, b)
     s.draw, s.draw_known, s.undealt, s.dealt = sorted(draw), False, [], 10 * P + 1
     s.seen = set(np.flatnonzero(st.pub[b, 0]).tolist()) - {0}
-    s.totals = st.totals[b].astype(int).tolist()
+    s.totals = st.scores[b].astype(int).tolist()
     s.took = [set(np.flatnonzero(st.took[b, p]).tolist()) for p in range(P)]
     s.thrown = [set(np.flatnonzero(st.thrown[b, p]).tolist()) for p in range(P)]
     s.left = [{int(c): int(st.left[b, p, c]) for c in np.flatnonzero(st.left[b, p])} for p in range(P)]
@@ -101,7 +101,7 @@ def _leastscore_from_core(s: Any, st: Any, b: int) -> None:
     s.deck, s.dead, s.seen = sorted(st.deck[b, int(st.top[b]):52].tolist()), set(cards(st.dead[b])), set(cards(st.seen[b]))
     s.undealt, s.totals = [], st.scores[b].astype(int).tolist()
     s.alive = [bool(int(st.alive[b]) >> p & 1) for p in range(P)]
-    s.cur, s.first, s.phase, s.turn = int(st.cur[b]), int(st.first[b]), int(st.phase[b]), int(st.turn[b])
+    s.cur, s.first, s.phase, s.turn = int(st.player[b]), int(st.first[b]), int(st.phase[b]), int(st.turn[b])
     s.thrown = [set(cards(st.thrown[b, p])) for p in range(P)]
     s.picked = [set(cards(st.picked[b, p])) for p in range(P)]
     s.draws = st.draws[b].astype(int).tolist()
