@@ -20,7 +20,12 @@ from deckgym.registration import GAMES
 # in its descriptor (``GameSpec.agents``) and joined in by :func:`agent_table`.
 AGENTS: dict[str, str] = {
     "random": "deckgym.agents.random_agent:RandomAgent",
+    # OpenSpiel's bots, for either game (the openspiel extra)
+    "openspiel:ismcts": "deckgym.agents.openspiel_agent:ISMCTSAgent",
+    "openspiel:random": "deckgym.agents.openspiel_agent:RandomBotAgent",
 }
+#: spec prefixes that are not a game: their agents play every game
+ANY_GAME = ("openspiel",)
 
 
 def register_agent(spec: str, target: str) -> None:
@@ -45,7 +50,7 @@ def _game_of(name: str) -> str | None:
 
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in agent_table(game) if game is None or ":" not in s or s.split(":", 1)[0] == game]
+    names = [s for s in agent_table(game) if game is None or ":" not in s or s.split(":", 1)[0] in (game,) + ANY_GAME]
     return names + ["ppo:PATH", "rllib:PATH"]
 
 
@@ -202,7 +207,8 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     if spec.startswith(("ppo:", "rllib:")):
         return _model_agent(spec, core, seed, game)
     name, _, overrides = spec.partition("?")
-    if name not in agent_table(_game_of(name)) or (game is not None and ":" in name and name.split(":", 1)[0] != game):
+    if name not in agent_table(_game_of(name)) or (game is not None and ":" in name
+                                                    and name.split(":", 1)[0] not in (game,) + ANY_GAME):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:

@@ -41,8 +41,8 @@ def tables() -> dict[str, int]:
 def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:
     """Random, the game's heuristics, then its shipped models for this table size. The search
     agents stay out: a decision costs them about a hundred heuristic ones, so a 1,000-deal round
-    robin would take hours (their figures are in EVALUATION.md)."""
-    specs = [s for s in agent_specs(game) if not s.endswith((":PATH", ":search"))]
+    robin would take hours (their figures are in EVALUATION.md); so do OpenSpiel's bots (an extra)."""
+    specs = [s for s in agent_specs(game) if not s.endswith((":PATH", ":search")) and not s.startswith("openspiel:")]
     models = sorted(glob.glob(os.path.join(models_dir, f"{game}_{players}p*.safetensors")))
     return specs + [f"ppo:{m}" for m in models]
 

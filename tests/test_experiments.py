@@ -28,6 +28,8 @@ SMOKE = {
     "imitation_ceiling": ["--model", "models/racko_2p.safetensors", "--steps", "3", "--envs", "8", "--test-envs", "2",
                           "--reruns", "1", "--epochs", "1", "--net", "8", "--arena", "2",
                           "--teacher", "racko:search?samples=2&candidates=2&horizon=8"],
+    "openspiel_ismcts": ["racko", "--budget-of", "racko:bucket", "--opponents", "racko:bucket", "--deals", "1",
+                         "--calibrate", "2", "--simulations", "2", "--out", "{tmp}/ismcts.json"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
                                    "--true-belief"],
 }
@@ -57,6 +59,8 @@ def test_experiment_runs_tiny(name, tmp_path):
             assert z["p2"].shape == (2, 10, 7, 20) and z["p2"].sum() > 0
     if name == "search_strength":
         assert '"games": 4' in proc.stdout
+    if name == "openspiel_ismcts":
+        assert '"games": 2' in proc.stdout and (tmp_path / "ismcts.json").exists()
     if name == "imitation_ceiling":
         lines = proc.stdout.strip().splitlines()
         assert lines[0].startswith("24 labelled decisions, 6 held out")

@@ -36,8 +36,11 @@ ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
 #: the core contract and what every game builds on: imports no other repository module
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
           "deckgym.terminal")
+#: the OpenSpiel adapter turns agent specs into pyspiel bots and resamples through the agents'
+#: belief samplers: a front end too (never evaluation or training)
+OPENSPIEL_ADAPTER = "deckgym.openspiel"
 #: the parts of deckgym that build agents from specs (and the CLI's and viewer's servers)
-FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer")
+FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer", OPENSPIEL_ADAPTER)
 
 
 def _within(mod: str, roots: tuple[str, ...]) -> bool:
@@ -122,7 +125,7 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_modules_are_found():
     names = {module_name(p) for p in all_modules()}
-    assert {"racko_env.core", "leastscore_env.core", "deckgym.cli", "deckgym.agents.registry",
+    assert {"deckgym.openspiel.racko", "racko_env.core", "leastscore_env.core", "deckgym.cli", "deckgym.agents.registry",
             "deckgym.evaluation.arena", "deckgym.training.train", "deckgym.evaluation.bench",
             "experiments.fit_dp_stats"} <= names
 
@@ -156,6 +159,8 @@ def test_import_direction():
         ("agents/x.py", "from deckgym.gym_env import DeckGymEnv", "deckgym.agents.x imports deckgym.gym_env"),
         ("racko_env/x.py", "from deckgym.viewer.frames import frames", "game module racko_env.x imports deckgym.viewer"),
         ("deckgym/viewer/x.py", "from deckgym.evaluation.arena import evaluate", "deckgym.viewer.x imports deckgym.evaluation"),
+        ("deckgym/openspiel/x.py", "from deckgym.evaluation.arena import evaluate",
+         "deckgym.openspiel.x imports deckgym.evaluation"),
         ("racko_env/sub/x.py", "from deckgym import training", "game module racko_env.sub.x imports deckgym.training"),
         ("training/x.py", "from experiments.fit_dp_stats import tally", "deckgym.training.x imports experiments"),
         ("experiments/x.py", "from deckgym.cli import main", "experiments.x imports the CLI"),

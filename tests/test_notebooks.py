@@ -20,10 +20,10 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-NOTEBOOKS = ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb"]
+NOTEBOOKS = ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "04_openspiel.ipynb"]
 # committed with the outputs of a full-mode run (its learning curve rises only in full mode);
 # written by `python -m tests.test_notebooks --full 02_train_and_evaluate.ipynb`
-FULL_MODE = {"02_train_and_evaluate.ipynb"}
+FULL_MODE = {"02_train_and_evaluate.ipynb", "04_openspiel.ipynb"}
 MAX_BYTES = 400_000  # a notebook with its outputs stays small enough to read on the repository's page
 _PATHS = re.compile(r"(/tmp|/var/folders|/private/var|/home|/root|/work)/[^\s'\"),]*")
 
@@ -58,6 +58,8 @@ def check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
         assert "Rack-O:" in text and "Least Score:" in text and "obs_size" in text and "random play vs" in text
         assert "re-simulated bit for bit" in text
         assert len(images) >= 1  # the rendered pictures
+    elif name.startswith("04"):
+        assert "random_sim_test passed" in text and "NFSP:" in text and "racko:nfsp vs racko:lookahead" in text
     else:
         assert "model:" in text and "win rate" in text and "rating" in text
         assert len(images) >= 2  # the learning curve and the arena chart
