@@ -21,8 +21,8 @@ from deckgym.registration import GAMES
 AGENTS: dict[str, str] = {
     "random": "deckgym.agents.random_agent:RandomAgent",
     # OpenSpiel's bots, for either game (the openspiel extra)
-    "openspiel:ismcts": "deckgym.agents.openspiel_agent:ISMCTSAgent",
-    "openspiel:random": "deckgym.agents.openspiel_agent:RandomBotAgent",
+    "openspiel:ismcts": "deckgym.openspiel.agent:ISMCTSAgent",
+    "openspiel:random": "deckgym.openspiel.agent:RandomBotAgent",
 }
 #: spec prefixes that are not a game: their agents play every game
 ANY_GAME = ("openspiel",)

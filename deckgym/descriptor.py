@@ -52,6 +52,7 @@ class GameSpec:
     decisions_per_seat: float = 20.0  # a seat's decisions in a game, about: the arena's progress before a game ends
     features: str | None = None  # module of the learners' derived features, imported on first use
     invariants: str | None = None  # module of the soak run's checks (``cards_ok``, ``hidden_shuffle``, ``moves``)
+    belief: str | None = None  # "module:Class" of the belief sampler over hidden cards (``Class(core, model=)``)
 
     def agent_targets(self) -> dict[str, str]:
         """The game's agents as full specs: ``{"racko:bucket": "module:Class", ...}``."""

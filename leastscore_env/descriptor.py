@@ -44,4 +44,5 @@ GAME = GameSpec(
     decisions_per_seat=4.5,
     features="leastscore_env.features",
     invariants="leastscore_env.invariants",
+    belief="deckgym.agents.leastscore_belief:LeastScoreBelief",
 )

@@ -44,4 +44,5 @@ GAME = GameSpec(
     decisions_per_seat=20.0,
     features="racko_env.features",
     invariants="racko_env.invariants",
+    belief="deckgym.agents.racko_belief:RackoBelief",
 )

@@ -21,6 +21,10 @@ from deckgym.registration import GAMES
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ("deckgym", "evaluation", "training")
 REGISTRATION = ROOT / "deckgym" / "registration.py"
+#: OpenSpiel's form of each game: one plain module per game, the readable one-game statement of
+#: its rules that OpenSpiel users load as python_racko / python_leastscore; the adapter's shared
+#: modules (common, bots, agent) reach the games only through the registration list
+OPENSPIEL_GAMES = (ROOT / "deckgym" / "openspiel" / "racko.py", ROOT / "deckgym" / "openspiel" / "leastscore.py")
 NAMES = tuple(GAMES)
 PACKAGES = tuple(e.module for e in GAMES.values())
 
@@ -65,7 +69,7 @@ def game_mentions(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
 
 
 def test_shared_modules_never_name_a_game() -> None:
-    files = [p for d in SHARED for p in sorted((ROOT / d).rglob("*.py")) if p != REGISTRATION]
+    files = [p for d in SHARED for p in sorted((ROOT / d).rglob("*.py")) if p != REGISTRATION and p not in OPENSPIEL_GAMES]
     assert len(files) > 30
     hits = [h for p in files for h in game_mentions(p)]
     assert not hits, "per-game facts belong in the game's descriptor:\n" + "\n".join(hits)

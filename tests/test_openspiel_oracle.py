@@ -22,7 +22,8 @@ import pyspiel  # the openspiel extra, part of dev: pip install 'deckgym[openspi
 import deckgym.openspiel  # noqa: E402,F401  (registers the games)
 from deckgym.agents.registry import make_agent  # noqa: E402
 from leastscore_env.cards import card_str, parse_cards  # noqa: E402
-from leastscore_env.core import DECLARE, LeastScoreCore  # noqa: E402
+from leastscore_env.core import LeastScoreCore  # noqa: E402
+from leastscore_env.state import DECLARE  # noqa: E402
 from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.core import RackoCore  # noqa: E402
 from racko_env.rules import RackoRules  # noqa: E402

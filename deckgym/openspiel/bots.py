@@ -26,7 +26,7 @@ class DeckgymBot(pyspiel.Bot):
         from deckgym.agents.registry import acts_on_infostates, make_agent
 
         cfg = game.config
-        name = "racko" if type(cfg.rules).__name__ == "RackoRules" else "leastscore"
+        name = cfg.game
         self.infostate = acts_on_infostates(spec)
         self.agent = make_agent(spec, core_for(cfg, "infostate" if self.infostate else "default"), seed=seed, game=name)
         self.player, self.num_actions = player, game.num_distinct_actions()

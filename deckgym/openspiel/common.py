@@ -16,12 +16,12 @@ __all__ = ["GameConfig", "Observer", "game_type", "variant_type", "make_info", "
 class GameConfig:
     """A game's rules and episode options, shared by all its states (never copied by ``clone``)."""
 
-    def __init__(self, rules: Any, episode: str, reward: str) -> None:
+    def __init__(self, game: str, rules: Any, episode: str, reward: str) -> None:
         if episode not in ("round", "match"):
             raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
         if reward not in ("win", "points"):
             raise ValueError(f"reward must be 'win' or 'points', got {reward!r}")
-        self.rules, self.episode, self.reward = rules, episode, reward
+        self.game, self.rules, self.episode, self.reward = game, rules, episode, reward
         self.observers: tuple = ()  # (default, information state), set by the game
 
     def __deepcopy__(self, memo: dict) -> "GameConfig":
@@ -158,12 +158,10 @@ def core_for(cfg: GameConfig, obs: str = "infostate") -> Any:
     """The batched core of ``cfg``'s rules (cached), for beliefs and agents."""
     key = (cfg.rules, cfg.episode, cfg.reward, obs)
     if key not in _CORES:
-        rules = cfg.rules
-        if type(rules).__name__ == "RackoRules":
-            from racko_env.core import RackoCore as Core
-        else:
-            from leastscore_env.core import LeastScoreCore as Core
-        _CORES[key] = Core(rules, episode=cfg.episode, reward=cfg.reward, obs=obs)
+        from deckgym.registration import game as game_entry
+
+        core = game_entry(cfg.game).spec.core
+        _CORES[key] = core(cfg.rules, episode=cfg.episode, reward=cfg.reward, obs=obs)
     return _CORES[key]
 
 
@@ -171,12 +169,15 @@ def belief_for(cfg: GameConfig, model: str) -> Any:
     """deckgym's belief sampler ``model`` for ``cfg``'s game (cached)."""
     key = (cfg.rules, cfg.episode, cfg.reward, model)
     if key not in _BELIEFS:
-        core = core_for(cfg)
-        if type(cfg.rules).__name__ == "RackoRules":
-            from deckgym.agents.racko_belief import RackoBelief as Belief
-        else:
-            from deckgym.agents.leastscore_belief import LeastScoreBelief as Belief
-        _BELIEFS[key] = Belief(core, model=model)
+        import importlib
+
+        from deckgym.registration import game as game_entry
+
+        target = game_entry(cfg.game).spec.belief
+        if target is None:
+            raise ValueError(f"game {cfg.game!r} has no belief sampler (its descriptor's belief)")
+        module, _, name = target.partition(":")
+        _BELIEFS[key] = getattr(importlib.import_module(module), name)(core_for(cfg), model=model)
     return _BELIEFS[key]
 
 

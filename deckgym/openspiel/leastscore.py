@@ -87,7 +87,7 @@ class LeastScoreGame(pyspiel.Game):
                                 penalty=p["penalty"], elimination_score=p["elimination_score"],
                                 max_turns=p["max_turns"], first_player=p["first_player"],
                                 cap_ends_match=p["cap_ends_match"])
-        self.config = GameConfig(rules, p["episode"], p["reward"])
+        self.config = GameConfig("leastscore", rules, p["episode"], p["reward"])
         self.config.observers = (LeastScoreObserver(self.config, False), LeastScoreObserver(self.config, True))
         P = rules.num_players
         round_len = 3 * rules.max_turns + 5 * P + 2

@@ -70,7 +70,7 @@ class RackoGame(pyspiel.Game):
                            min_run_to_win=None if p["min_run_to_win"] < 0 else p["min_run_to_win"],
                            bonus=p["bonus"], partners=p["partners"], partner_bonus=p["partner_bonus"],
                            reshuffle=p["reshuffle"], max_turns=p["max_turns"], target_score=p["target_score"])
-        self.config = GameConfig(rules, p["episode"], p["reward"])
+        self.config = GameConfig("racko", rules, p["episode"], p["reward"])
         self.config.observers = (RackoObserver(self.config, False), RackoObserver(self.config, True))
         P, N = rules.num_players, rules.deck_size
         round_len = 3 * rules.max_turns + 10 * P + 2  # deal, and per turn two decisions and a draw

@@ -72,6 +72,18 @@ class _OpenSpielAgent(Agent):
         raise NotImplementedError
 
 
+def _rollout_specs() -> tuple[str, ...]:
+    """The agents a rollout may use: random and every game's heuristics (not the searches, models
+    or OpenSpiel's own bots), as the registered games' descriptors list them."""
+    from deckgym.agents.registry import agent_specs
+
+    return tuple(s for s in agent_specs() if ":" not in s or not s.endswith((":PATH", ":search"))
+                 and not s.startswith("openspiel:"))
+
+
+_ROLLOUTS = _rollout_specs()
+
+
 class ISMCTSAgent(_OpenSpielAgent):
     """OpenSpiel's ISMCTS (module docstring)."""
 
@@ -85,8 +97,7 @@ class ISMCTSAgent(_OpenSpielAgent):
         "max_length": Range(0, 100_000, integer=True, why="rollout length cap in moves, 0: to the end"),
         "belief": Choice(_BELIEFS),
         "final_policy": Choice(("max_visit_count", "max_value", "visits")),
-        "rollout": Choice(("random", "racko:bucket", "racko:sequence", "racko:lookahead", "leastscore:greedy",
-                           "leastscore:counting", "leastscore:dp")),
+        "rollout": Choice(_ROLLOUTS),
     }
 
     def decide(self, state: Any) -> int:
