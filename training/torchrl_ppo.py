@@ -9,7 +9,7 @@ one seat, an opponent pool of deckgym heuristics played inside the env, the deri
 appended to the observation), the two networks (a policy MLP read through TorchRL's
 ``MaskedCategorical`` over the ``action_mask``, a value MLP), TorchRL's ``Collector``, ``GAE`` and
 ``ClipPPOLoss``, and the loop. Every ``eval_every_minutes`` the policy is saved in the safe policy
-format (:mod:`deckgym.torchrl.policy`) and played in deckgym's arena against ``eval_against``;
+format (:mod:`deckgym.agents.torchrl_policy`) and played in deckgym's arena against ``eval_against``;
 the best checkpoint is kept. Snapshots of the learner join the pool as it improves (a small
 self-play league). The run ends after ``max_minutes`` (or ``total_frames``) with a final arena
 evaluation of the best checkpoint over ``final_deals`` duplicate deals.
@@ -36,7 +36,7 @@ from torchrl.objectives.value import GAE
 
 from deckgym.evaluation.arena import evaluate
 from deckgym.torchrl import DeckGymTorchEnv
-from deckgym.torchrl.policy import PolicyFileAgent, mlp, policy_metadata, register_policy, save_policy
+from deckgym.agents.torchrl_policy import PolicyFileAgent, mlp, policy_metadata, register_policy, save_policy
 
 
 @dataclass
@@ -51,7 +51,7 @@ class Config:
     shaping: float = 1.0  # potential-based progress shaping (Rack-O: the rack's LIS / 10)
     num_envs: int = 128  # games played at once (the env's batch)
     n_steps: int = 32  # learner decisions per game and batch: a batch is num_envs * n_steps frames
-    total_frames: int = 20_000_000  # stop after this many learner decisions (or max_minutes)
+    total_frames: int = 50_000_000  # stop after this many learner decisions (or max_minutes)
     max_minutes: float = 20.0  # stop training after this wall time
     pi: tuple[int, ...] = (128, 128)  # policy hidden layers
     vf: tuple[int, ...] = (128, 128)  # value hidden layers
@@ -72,6 +72,8 @@ class Config:
     eval_deals: int = 200
     eval_against: str = "racko:ranges"
     final_deals: int = 2000  # the final arena evaluation of the best checkpoint (0: none)
+    log_every: int = 10  # iterations between log lines
+    verbose: bool = True  # print the log lines (False: only the evaluations and the summary)
     seed: int = 1
     threads: int = 1  # torch threads (the machine is shared)
     runs: str = "runs/torchrl"
@@ -108,7 +110,8 @@ def train(cfg: Config) -> dict[str, Any]:
         row = {"minutes": round((time.perf_counter() - t0) / 60, 3), **row}
         log.write(json.dumps(row) + "\n")
         log.flush()
-        print(json.dumps(row), flush=True)
+        if cfg.verbose or "iteration" not in row:
+            print(json.dumps(row), flush=True)
 
     # -- the env and the networks ---------------------------------------------------------
     env = make_env(cfg)
@@ -125,7 +128,8 @@ def train(cfg: Config) -> dict[str, Any]:
 
     # -- TorchRL's collector, advantage and loss --------------------------------------------
     frames_per_batch = cfg.num_envs * cfg.n_steps
-    collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=cfg.total_frames)
+    collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=-1,
+                          auto_register_policy_transforms=False)
     gae = GAE(gamma=cfg.gamma, lmbda=cfg.gae_lambda, value_network=critic, average_gae=False)
     loss_fn = ClipPPOLoss(actor, critic, clip_epsilon=cfg.clip, entropy_coeff=cfg.ent_coef, critic_coeff=cfg.vf_coef,
                           loss_critic_type="l2", normalize_advantage=True)
@@ -156,9 +160,10 @@ def train(cfg: Config) -> dict[str, Any]:
         frames += data.numel()
         minutes = (time.perf_counter() - t0) / 60
         done = data["next", "done"].squeeze(-1)
-        if it % 10 == 0:
+        if it % cfg.log_every == 0:
             record(iteration=it, frames=frames, episodes=int(done.sum()), fps=round(frames / (minutes * 60)),
-                   loss_objective=round(float(losses["loss_objective"]), 4), entropy=round(float(losses["entropy"]), 4),
+                   loss_objective=round(float(losses["loss_objective"].detach()), 4),
+                   entropy=round(float(losses["entropy"].detach()), 4),
                    reward_per_step=round(float(data["next", "reward"].mean()), 5))
         # -- a snapshot joins the pool ------------------------------------------------------
         if cfg.snapshot_every_minutes > 0 and minutes >= next_snap:

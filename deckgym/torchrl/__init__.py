@@ -5,7 +5,7 @@
     td = env.rollout(100, break_when_any_done=False)     # a masked random policy by default
 
 Each is a TorchRL ``EnvBase`` with ``batch_size=[B]`` over ``B`` games of one core state
-(:mod:`deckgym.torchrl.env`); :mod:`deckgym.torchrl.policy` saves and plays a trained policy
+(:mod:`deckgym.torchrl.env`); :mod:`deckgym.agents.torchrl_policy` saves and plays a trained policy
 in the safe policy format (one ``.safetensors`` file). Needs the ``torchrl`` extra.
 """
 
