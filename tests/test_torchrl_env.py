@@ -126,10 +126,12 @@ def test_set_seed_and_game_i_of_seed_s():
     assert not torch.equal(big.reset()["observation"], tb["observation"])
 
 
-def test_steps_return_fresh_tensors():
+@pytest.mark.parametrize("game", ["racko", "leastscore"])
+@pytest.mark.parametrize("self_play", [False, True])
+def test_steps_return_fresh_tensors(game, self_play):
     """Each step's tensors are its own (the core writes into them once), never a buffer that a
     later step overwrites: a rollout keeps every step."""
-    env = RackOEnv(4, self_play=True, seed=0)
+    env = ENVS[game](4, self_play=self_play, seed=0, features=True)
     td0 = env.reset()
     td1 = env.step(env.rand_action(td0.clone()))
     td2 = env.step(env.rand_action(td1["next"].clone()))
