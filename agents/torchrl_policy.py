@@ -26,8 +26,12 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
-import torch
-from torch import nn
+
+try:
+    import torch
+    from torch import nn
+except ImportError:  # one line naming the extra
+    raise ImportError("deckgym.agents.torchrl_policy needs torch and safetensors: pip install 'deckgym[torchrl]'") from None
 
 from deckgym.agents.base import Agent, masked_softmax
 from deckgym.registration import game as game_entry
@@ -38,6 +42,15 @@ ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "mlp", "policy_metadata", "save_policy", "load_policy", "PolicyFileAgent",
            "register_policy"]
+
+
+def _safetensors() -> Any:
+    try:
+        import safetensors
+        import safetensors.torch  # noqa: F401
+    except ImportError:
+        raise ImportError("policy files need safetensors: pip install 'deckgym[torchrl]'") from None
+    return safetensors
 
 
 def mlp(n_in: int, hidden: Sequence[int], n_out: int, activation: str = "tanh") -> nn.Sequential:
@@ -75,8 +88,7 @@ def policy_metadata(env: Any, arch: dict[str, Any], config: dict[str, Any] | Non
 
 def save_policy(path: str, pi: nn.Module, vf: nn.Module, meta: dict[str, Any]) -> str:
     """Write ``pi`` and ``vf`` (:func:`mlp` networks) and ``meta`` to ``path`` (``.safetensors``), atomically."""
-    from safetensors.torch import save_file
-
+    save_file = _safetensors().torch.save_file
     tensors = {f"pi.{k}": v.detach().to("cpu").contiguous() for k, v in pi.state_dict().items()}
     tensors.update({f"vf.{k}": v.detach().to("cpu").contiguous() for k, v in vf.state_dict().items()})
     d = os.path.dirname(str(path))
@@ -90,8 +102,7 @@ def save_policy(path: str, pi: nn.Module, vf: nn.Module, meta: dict[str, Any]) -
 
 def load_policy(path: str) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """``(meta, tensors)`` of a policy file; ``ValueError`` naming the problem if it is not one."""
-    from safetensors import safe_open
-
+    safe_open = _safetensors().safe_open
     if not os.path.exists(path):
         raise FileNotFoundError(f"policy file not found: {path}")
     try:

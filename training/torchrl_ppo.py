@@ -1,7 +1,6 @@
 """PPO on the native TorchRL env, from scratch, made of TorchRL's own parts: read top to bottom.
 
-    python -m deckgym.training.torchrl_ppo --max-minutes 20 --run-name racko2p
-    deckgym eval ...   # or: python -m deckgym.training.torchrl_ppo --evaluate runs/torchrl/racko2p/best.safetensors
+    python -m deckgym.training.torchrl_ppo --max-minutes 20 --run-name racko2p   # --FIELD VALUE for any Config field
 
 One file in the CleanRL manner: every hyper-parameter is a field of :class:`Config` (written to
 the run folder with the log), then the env (:class:`deckgym.torchrl.RackOEnv`: the learner in
@@ -23,19 +22,20 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
-from tensordict.nn import TensorDictModule
-from torchrl.collectors import Collector
+
+from deckgym.torchrl import DeckGymTorchEnv  # first: without the torchrl extra, one line names it
+import torch  # noqa: E402
+from tensordict.nn import TensorDictModule  # noqa: E402
+from torchrl.collectors import Collector  # noqa: E402
 from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator
 from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value import GAE
 
-from deckgym.evaluation.arena import evaluate
-from deckgym.torchrl import DeckGymTorchEnv
+from deckgym.evaluation.arena import evaluate  # noqa: E402
 from deckgym.agents.torchrl_policy import PolicyFileAgent, mlp, policy_metadata, register_policy, save_policy
 
 
