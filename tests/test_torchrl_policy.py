@@ -120,3 +120,21 @@ def test_a_short_training_run(tmp_path):
     assert any("evaluation" in json.loads(line) for line in (run / "log.jsonl").read_text().splitlines())
     assert parse_args(["--pi", "64,32", "--opponents", "random", "--opponent-weights", "1", "--features", "false"]) \
         == Config(pi=(64, 32), opponents=("random",), opponent_weights=(1.0,), features=False)
+
+
+def test_the_shipped_policy_loads_and_plays_legal_moves():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "models" / "racko_2p_torchrl.safetensors"
+    meta, tensors = load_policy(str(path))
+    assert meta["engine"] == "torchrl" and meta["game"] == "racko" and meta["num_players"] == 2
+    assert tuple(tensors["pi.out.weight"].shape) == (13, meta["arch"]["pi"][-1])
+    env = RackOEnv(16, opponents=["racko:ranges"], seed=5)
+    agent = PolicyFileAgent(env.core, path=str(path))
+    td = env.reset()
+    for _ in range(30):
+        masks = td["action_mask"].numpy()
+        a = agent.act(td["observation"].numpy(), masks)
+        assert masks[np.arange(16), a].all()
+        td["action"] = torch.from_numpy(a)
+        td = env.step_and_maybe_reset(td)[1]
