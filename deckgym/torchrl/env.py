@@ -27,9 +27,12 @@ Seeding: ``set_seed(s)`` (or ``seed=s``) then ``reset()`` deals game ``i`` from 
 ``s`` (the vector view's). A reset without a new seed continues with a seed drawn from the last.
 
 Speed: one ``core.step`` and one ``core.observe`` per env step, no Python loop over games; on
-the CPU the core writes the observation straight into the tensor TorchRL returns, and masks and
-rewards are the core's arrays seen as tensors (``torch.from_numpy``). With ``device`` another
-device, each is copied there once.
+the CPU the core writes the observation straight into the tensor TorchRL returns (without
+features: ``observe(out=)``; with them, the observation and the features are written once into
+it), and the step's own arrays (seats, learner rewards, done flags) are seen as tensors
+(``torch.from_numpy``). Only what the core may share between steps is copied, once: the mask
+(a view of its per-phase table) and the self-play rewards and end flags (its read-only
+"nothing happened" result). With ``device`` another device, each is copied there once.
 """
 
 from __future__ import annotations
