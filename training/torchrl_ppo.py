@@ -7,10 +7,11 @@ the run folder with the log), then the env (:class:`deckgym.torchrl.RackOEnv`: t
 one seat, an opponent pool of deckgym heuristics played inside the env, the derived features
 appended to the observation), the two networks (a policy MLP read through TorchRL's
 ``MaskedCategorical`` over the ``action_mask``, a value MLP), TorchRL's ``Collector``, ``GAE`` and
-``ClipPPOLoss``, and the loop. Every ``eval_every_minutes`` the policy is saved in the safe policy
+``ClipPPOLoss``, and the loop. Every ``eval_every_frames`` the policy is saved in the safe policy
 format (:mod:`deckgym.agents.torchrl_policy`) and played in deckgym's arena against ``eval_against``;
 the best checkpoint is kept. Snapshots of the learner join the pool as it improves (a small
-self-play league). The run ends after ``max_minutes`` (or ``total_frames``) with a final arena
+self-play league). Both schedules count learner decisions, so a seed gives the same run, bit for
+bit, up to where it stops. The run ends after ``max_minutes`` (or ``total_frames``) with a final arena
 evaluation of the best checkpoint over ``final_deals`` duplicate deals.
 """
 
@@ -65,10 +66,10 @@ class Config:
     max_grad_norm: float = 0.5
     epochs: int = 4  # passes over each batch
     minibatch: int = 1024
-    snapshot_every_minutes: float = 3.0  # a frozen copy of the learner joins the pool this often (0: never)
+    snapshot_every_frames: int = 750_000  # a frozen copy of the learner joins the pool this often (0: never)
     snapshot_weight: float = 0.3  # total draw probability of the snapshots
     max_snapshots: int = 5
-    eval_every_minutes: float = 2.0  # arena evaluation of the current policy
+    eval_every_frames: int = 500_000  # arena evaluation of the current policy (and one before training)
     eval_deals: int = 200
     eval_against: str = "racko:ranges"
     final_deals: int = 2000  # the final arena evaluation of the best checkpoint (0: none)
@@ -139,10 +140,20 @@ def train(cfg: Config) -> dict[str, Any]:
         return save_policy(os.path.join(run, name), pi_net, vf_net, {**meta, **extra})
 
     frames, best, snapshots = 0, -1.0, 0
-    next_eval = next_snap = cfg.eval_every_minutes
-    if cfg.snapshot_every_minutes > 0:
-        next_snap = cfg.snapshot_every_minutes
+    next_eval, next_snap = cfg.eval_every_frames, cfg.snapshot_every_frames
     curve: list[dict[str, Any]] = []
+
+    def evaluation(it: int, minutes: float) -> None:
+        nonlocal best
+        path = save("latest.safetensors", frames=frames, minutes=minutes)
+        ev = arena_win_rate(path, cfg, cfg.eval_deals, seed=1000 + it)
+        curve.append({"minutes": round(minutes, 3), "frames": frames, **ev})
+        record(evaluation=ev, frames=frames)
+        if ev["win_rate"] > best:
+            best = ev["win_rate"]
+            shutil.copyfile(path, os.path.join(run, "best.safetensors"))
+
+    evaluation(-1, 0.0)  # the untrained policy: where the curve starts
     for it, data in enumerate(collector):
         # -- PPO update on the batch (num_envs, n_steps) ------------------------------------
         with torch.no_grad():
@@ -166,8 +177,8 @@ def train(cfg: Config) -> dict[str, Any]:
                    entropy=round(float(losses["entropy"].detach()), 4),
                    reward_per_step=round(float(data["next", "reward"].mean()), 5))
         # -- a snapshot joins the pool ------------------------------------------------------
-        if cfg.snapshot_every_minutes > 0 and minutes >= next_snap:
-            next_snap += cfg.snapshot_every_minutes
+        if cfg.snapshot_every_frames > 0 and frames >= next_snap:
+            next_snap += cfg.snapshot_every_frames
             tensors = {f"pi.{k}": v.detach().clone() for k, v in pi_net.state_dict().items()}
             agent = PolicyFileAgent(env.core, meta=meta, tensors=tensors, deterministic=False, seed=cfg.seed + snapshots)
             env.add_opponent(agent, weight=0.0, name=f"snapshot{snapshots}")
@@ -179,15 +190,9 @@ def train(cfg: Config) -> dict[str, Any]:
             env.set_opponent_weights(np.concatenate([base, snap_w]))
         # -- arena evaluation, best checkpoint ----------------------------------------------
         stop = minutes >= cfg.max_minutes or frames >= cfg.total_frames
-        if minutes >= next_eval or stop:
-            next_eval += cfg.eval_every_minutes
-            path = save("latest.safetensors", frames=frames, minutes=minutes)
-            ev = arena_win_rate(path, cfg, cfg.eval_deals, seed=1000 + it)
-            curve.append({"minutes": round(minutes, 3), "frames": frames, **ev})
-            record(evaluation=ev, frames=frames)
-            if ev["win_rate"] > best:
-                best = ev["win_rate"]
-                shutil.copyfile(path, os.path.join(run, "best.safetensors"))
+        if frames >= next_eval or stop:
+            next_eval += cfg.eval_every_frames
+            evaluation(it, minutes)
         if stop:
             break
     collector.shutdown()
