@@ -1,7 +1,4 @@
-"""Agents for deckgym games: one batched interface, a random agent and strong heuristics."""
-
-from deckgym.agents.base import Agent
-from deckgym.agents.random_agent import RandomAgent
-from deckgym.agents.registry import AGENTS, agent_specs, make_agent, register_agent
-
-__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_specs", "make_agent", "register_agent"]
+"""Agents for deckgym games: one batched interface (:mod:`deckgym.agents.base`), a random agent
+(:mod:`deckgym.agents.random_agent`), the games' heuristics and search agents, learned models
+(:mod:`deckgym.agents.ppo`, :mod:`deckgym.agents.rllib_agent`), and the spec registry that
+builds any of them by name (:mod:`deckgym.agents.registry`). Import each from its module."""

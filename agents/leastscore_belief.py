@@ -289,7 +289,7 @@ class LeastScoreBelief:
         seats_in = np.argsort(~alive, axis=1, kind="stable")  # the seats still in, in turn order from seat 0
         n_in = alive.sum(axis=1)
         st.first[:] = seats_in[np.arange(R), (-turn) % np.maximum(n_in, 1)]
-        st.cur[:] = 0
+        st.player[:] = 0
         phase = v["phase"][rep]
         st.phase[:] = phase
         st.turn[:] = turn

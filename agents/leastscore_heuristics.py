@@ -28,6 +28,8 @@ j-th floor card.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from deckgym.agents.base import Agent
@@ -47,12 +49,12 @@ class GreedyAgent(Agent):
     """
 
     spec = "leastscore:greedy"
-    declare_at = 6
+    params: dict[str, Any] = {"declare_at": 6}
     param_ranges = {"declare_at": Range(0, 50, integer=True, why="a hand total")}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        return greedy_actions(view, action_masks, self.declare_at, rules_sequences(self.core.rules))
+        return greedy_actions(view, action_masks, self.params["declare_at"], rules_sequences(self.core.rules))
 
 
 class CountingAgent(Agent):
@@ -70,17 +72,15 @@ class CountingAgent(Agent):
     """
 
     spec = "leastscore:counting"
-    gamma = 0.7
-    refill = 4.0
-    min_success = 0.65
-    skew = 0.05
+    params: dict[str, Any] = {"gamma": 0.7, "refill": 4.0, "min_success": 0.65, "skew": 0.05}
     param_ranges = {"gamma": Range(0, None), "refill": Range(0, 50, why="a card total"),
                     "min_success": Range(0, 1, why="a probability"), "skew": Range(0, 5, why="tilt exp(-skew * value)")}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         rules = self.core.rules
-        return counting_actions_obs(self.core, observations, action_masks, gamma=self.gamma, refill=self.refill,
-                                    min_success=self.min_success, skew=self.skew,
+        p = self.params
+        return counting_actions_obs(self.core, observations, action_masks, gamma=p["gamma"], refill=p["refill"],
+                                    min_success=p["min_success"], skew=p["skew"],
                                     tie_wins=bool(getattr(rules, "tie_wins", True)),
                                     sequence_lengths=rules_sequences(rules))
 
@@ -96,19 +96,17 @@ class ExpectAgent(Agent):
     """
 
     spec = "leastscore:expect"
-    gamma = 0.7
-    refill = 4.0
-    # Weight of round points against round wins: 0 wins a little more often but loses far more
-    # points than counting; 0.06 loses fewer points than counting (docs/notes/strength-experiments.md).
-    points_weight = 0.06
-    margin = -0.05
+    # points_weight: round points against round wins; 0 wins a little more often but loses far
+    # more points than counting; 0.06 loses fewer points than counting (docs/notes/strength-experiments.md).
+    params: dict[str, Any] = {"gamma": 0.7, "refill": 4.0, "points_weight": 0.06, "margin": -0.05}
     param_ranges = {"gamma": Range(0, None), "refill": Range(0, 50, why="a card total"),
                     "points_weight": Range(0, None), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         view = self.core.obs_view(np.asarray(observations))
-        return expect_actions(view, action_masks, gamma=self.gamma, refill=self.refill,
-                              points_weight=self.points_weight, margin=self.margin, **rules_kwargs(self.core.rules))
+        p = self.params
+        return expect_actions(view, action_masks, gamma=p["gamma"], refill=p["refill"],
+                              points_weight=p["points_weight"], margin=p["margin"], **rules_kwargs(self.core.rules))
 
 
 class DPAgent(Agent):
@@ -124,10 +122,9 @@ class DPAgent(Agent):
     """
 
     spec = "leastscore:dp"
-    lam = DEFAULT_LAM  # why this weight: leastscore_env.dp
-    margin = DEFAULT_MARGIN
+    params: dict[str, Any] = {"lam": DEFAULT_LAM, "margin": DEFAULT_MARGIN}  # why these values: leastscore_env.dp
     param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return dp_actions_obs(self.core, observations, action_masks, lam=self.lam, margin=self.margin,
+        return dp_actions_obs(self.core, observations, action_masks, lam=self.params["lam"], margin=self.params["margin"],
                               **rules_kwargs(self.core.rules))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.core import best_legal, obs_rows
-from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
 from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
 from leastscore_env.plan import (CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS, counting_params, counting_scores, decode,
                                  decoded, expect_plan)

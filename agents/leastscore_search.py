@@ -32,13 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.agents.base import Agent
 from deckgym.agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief, strip_history
 from deckgym.agents.leastscore_plan import counting_actions_obs, dp_actions_obs, dp_plan
 from deckgym.agents.params import Choice, Range
-from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
-from deckgym.playout import infostate_core
-from leastscore_env.core import DECLARE, NUM_ACTIONS, LeastScoreCore
+from deckgym.agents.pimc import PIMCSearchAgent, keep_unless_beaten
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE, NUM_ACTIONS
 from leastscore_env.dp import DEFAULT_LAM
 from leastscore_env.plan import rules_kwargs, rules_sequences
 
@@ -82,11 +81,11 @@ def rollout_values(core: Any, state: Any, first: np.ndarray, policy: str = "dp",
     return value
 
 
-class LeastScoreSearchAgent(Agent):
+class LeastScoreSearchAgent(PIMCSearchAgent):
     """PIMC search over sampled beliefs for Least Score (module docstring)."""
 
     spec = "leastscore:search"
-    observation = "infostate"
+    plain_core = LeastScoreCore
     params: dict[str, Any] = {"samples": 128, "candidates": 4, "belief": "prior", "rollout": "dp", "margin": 0.0,
                               "lam": DEFAULT_LAM, "moves": "declare", "playon": "dp", "oversample": 4,
                               "max_rows": 65536}
@@ -103,38 +102,26 @@ class LeastScoreSearchAgent(Agent):
         "max_rows": Range(64, 2**22, integer=True, why="rollout rows per batch"),
     }
 
-    def __init__(self, core: Any, seed: int = 0) -> None:
-        super().__init__(core, seed)
-        self.params = dict(self.params)
-        self.icore = infostate_core(core)
-        self.pcore = LeastScoreCore(core.rules, episode="round", reward="win")  # rollouts: no history
-        self._beliefs: dict[tuple[str, int], LeastScoreBelief] = {}
+    def belief_key(self) -> Any:
+        return self.params["belief"], int(self.params["oversample"])
 
-    def _belief(self) -> LeastScoreBelief:
-        key = (self.params["belief"], int(self.params["oversample"]))
-        if key not in self._beliefs:
-            self._beliefs[key] = LeastScoreBelief(self.icore, key[0], oversample=key[1])
-        return self._beliefs[key]
+    def make_belief(self) -> LeastScoreBelief:
+        belief, oversample = self.belief_key()
+        return LeastScoreBelief(self.icore, belief, oversample=oversample)
 
-    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
-        masks = np.atleast_2d(np.asarray(action_masks, dtype=bool))
-        if obs.shape[0] == 0:
-            return np.zeros(0, dtype=np.int64)
+    def propose(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, Any]:
         base_obs = np.ascontiguousarray(obs[:, : self.pcore.obs_size])
-        base = _dp(self.pcore, base_obs, masks)
-        if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
-            return base
+        return _dp(self.pcore, base_obs, masks), base_obs
+
+    def to_search(self, base_obs: np.ndarray, masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cand, play_on = self.candidates(base_obs, masks, base)
-        out = base.copy()
-        rows = np.flatnonzero(cand[:, 1] >= 0)
-        p = self.params
-        step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"])))
-        for lo in range(0, len(rows), step):
-            r = rows[lo : lo + step]
-            worlds = strip_history(self._belief().sample(obs[r], int(p["samples"]), self.rng))
-            out[r] = self.search_worlds(worlds, cand[r], play_on[r])
-        return out
+        return cand, cand[:, 1] >= 0, play_on
+
+    def worlds(self, obs: np.ndarray) -> Any:
+        return strip_history(self._belief().sample(obs, int(self.params["samples"]), self.rng))
+
+    def decide(self, worlds: Any, cand: np.ndarray, play_on: np.ndarray | None) -> tuple[np.ndarray, None]:
+        return self.search_worlds(worlds, cand, play_on), None
 
     def candidates(self, base_obs: np.ndarray, masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(B, m)`` moves to search: dp's first, declaring second where legal, then dp's next
@@ -182,8 +169,6 @@ class LeastScoreSearchAgent(Agent):
             out[rows] = keep_unless_beaten(self.candidate_values(sub, play[rows]), play[rows], margin)
         return np.where(go, DECLARE, out).astype(np.int64)
 
-    def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
-        """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""
-        p = self.params
-        states, acts = candidate_rows(worlds, cand)
-        return candidate_means(rollout_values(self.pcore, states, acts, p["rollout"], float(p["lam"])), cand)
+    def rollout(self, states: Any, acts: np.ndarray) -> np.ndarray:
+        """Each candidate played, then every seat plays ``rollout`` to the round's end."""
+        return rollout_values(self.pcore, states, acts, self.params["rollout"], float(self.params["lam"]))

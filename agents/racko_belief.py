@@ -290,7 +290,7 @@ class RackoBelief:
         st.dealer[:] = (st.player.astype(np.int64) - 1 - st.turn) % P  # the seat before the first mover
         st.pub[:, 0] = v["seen"][rep]
         st.pub[:, 1] = v["in_discard"][rep]
-        st.totals[:] = v["scores"][rep]
+        st.scores[:] = v["scores"][rep]
         st.rng_key[:] = rng.integers(0, 2**63, size=R, dtype=np.int64).astype(np.uint64)
         st.took[:] = v["took"][rep]
         st.thrown[:] = v["thrown"][rep]
@@ -325,7 +325,8 @@ class RackoBelief:
 def last_turn_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: int, temp: float) -> np.ndarray:
     """``(B·M,)`` log-likelihood of the last opponent's last turn in each world under the
     planner (``sequence_plan``'s costs, softmax at ``temp``); 0 where the history shows none."""
-    from racko_env.plan import BIG, DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.plan_constants import BIG
     from racko_env.state import PLACE_DISCARD, PLACE_DRAWN
 
     P = core.num_players

@@ -21,8 +21,8 @@ import numpy as np
 
 from deckgym.agents.base import Agent
 from deckgym.agents.params import Choice, Range
-from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
-from racko_env.plan import (DEFAULT_SEQUENCE_PARAMS, candidate_racks, draw_outlook, goes_out, plan_choices,
+from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
+from racko_env.plan import (DEFAULT_SEQUENCE_PARAMS, candidate_racks, goes_out, plan_choices,
                              plan_with_outlook, sequence_plan, take_by_outlook)
 from racko_env.plan_constants import SLOTS
 

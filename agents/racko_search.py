@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.agents.base import Agent
 from deckgym.agents.racko_belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBelief, draw_orders, opponent_policy, strip_history
 from deckgym.agents.params import Choice, Range
-from deckgym.agents.pimc import candidate_means, candidate_rows, keep_unless_beaten
-from deckgym.agents.racko_heuristics import DEFAULT_SEQUENCE_PARAMS, lookahead_decide
-from deckgym.playout import infostate_core
+from deckgym.agents.pimc import PIMCSearchAgent, keep_unless_beaten
+from deckgym.agents.racko_heuristics import lookahead_decide
+from racko_env.plan import DEFAULT_SEQUENCE_PARAMS
 from racko_env.core import RackoCore
-from racko_env.plan import BIG, sequence_plan
+from racko_env.plan import sequence_plan
+from racko_env.plan_constants import BIG
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
 __all__ = ["RackoSearchAgent", "rollout_values"]
@@ -87,11 +87,11 @@ def _leaf_values(core: Any, st: Any) -> np.ndarray:
     return best[:, 0] / best.sum(axis=1)
 
 
-class RackoSearchAgent(Agent):
+class RackoSearchAgent(PIMCSearchAgent):
     """PIMC search over sampled beliefs (module docstring)."""
 
     spec = "racko:search"
-    observation = "infostate"
+    plain_core = RackoCore
     params: dict[str, Any] = {"samples": 16, "piles": 4, "candidates": 3, "belief": "history", "oversample": 4,
                               "order_weight": 4.0, "rollout": "lookahead4", "margin": 0.15, "horizon": 40,
                               "max_rows": 65536, "sweeps": 32, "eps": 0.05,
@@ -112,49 +112,21 @@ class RackoSearchAgent(Agent):
         "opponent": Choice(OPPONENT_MODELS),
     }
 
-    def __init__(self, core: Any, seed: int = 0) -> None:
-        super().__init__(core, seed)
-        self.params = dict(self.params)
-        self.icore = infostate_core(core)
-        self.pcore = RackoCore(core.rules, episode="round", reward="win")  # rollouts: no history
-        self._beliefs: dict[str, RackoBelief] = {}
-
-    def _belief(self) -> RackoBelief:
+    def belief_key(self) -> Any:
         p = self.params
-        key = f"{p['belief']}/{p['oversample']}/{p['order_weight']}/{p['sweeps']}/{p['eps']}/{p['opponent']}"
-        if key not in self._beliefs:
-            self._beliefs[key] = RackoBelief(self.icore, p["belief"], oversample=int(p["oversample"]),
-                                             order_weight=float(p["order_weight"]), sweeps=int(p["sweeps"]),
-                                             eps=float(p["eps"]), opponent=p["opponent"])
-        return self._beliefs[key]
+        return f"{p['belief']}/{p['oversample']}/{p['order_weight']}/{p['sweeps']}/{p['eps']}/{p['opponent']}"
 
-    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return self.act_values(observations, action_masks)[0]
+    def make_belief(self) -> RackoBelief:
+        p = self.params
+        return RackoBelief(self.icore, p["belief"], oversample=int(p["oversample"]), order_weight=float(p["order_weight"]),
+                           sweeps=int(p["sweeps"]), eps=float(p["eps"]), opponent=p["opponent"])
 
-    def act_values(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``act``'s moves, and ``(B, NUM_ACTIONS)`` each searched candidate's mean rollout
-        value (seat 0's share of the win; NaN for moves not searched and rows not searched)."""
-        obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
-        masks = np.asarray(action_masks, dtype=bool)
-        values = np.full((obs.shape[0], NUM_ACTIONS), np.nan)
-        if obs.shape[0] == 0:
-            return np.zeros(0, dtype=np.int64), values
+    def propose(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, Any]:
         view = self.icore.obs_view(obs)
-        base = lookahead_decide(view, masks, self.core.rules, None, None)
-        if obs.shape[1] != self.icore.obs_size:  # default observations: no history to sample from
-            return base, values
-        cand, search = self.candidates(view, masks, base)
-        out = base.copy()
-        rows = np.flatnonzero(search)
-        p = self.params
-        step = max(1, int(p["max_rows"]) // (cand.shape[1] * int(p["samples"]) * int(p["piles"])))
-        for lo in range(0, len(rows), step):
-            r = rows[lo : lo + step]
-            mean = self._search(obs[r], cand[r])
-            out[r] = keep_unless_beaten(mean, cand[r], float(p["margin"]))
-            ok = cand[r] >= 0
-            values[np.repeat(r, ok.sum(axis=1)), cand[r][ok]] = mean[ok]
-        return out, values
+        return lookahead_decide(view, masks, self.core.rules, None, None), view
+
+    def to_search(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+        return (*self.candidates(view, masks, base), None)
 
     def candidates(self, view: dict[str, np.ndarray], masks: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(B, m)`` moves to search, the planner's first (-1: none), and the rows to search."""
@@ -176,19 +148,24 @@ class RackoSearchAgent(Agent):
         search = (cand[:, 1] >= 0) & ~goes_out & ~taking_out
         return cand, search
 
-    def _search(self, obs: np.ndarray, cand: np.ndarray) -> np.ndarray:
-        """``(B, m)`` the candidates' mean values over worlds sampled for ``obs``."""
+    def worlds_per_row(self) -> int:
+        return int(self.params["samples"]) * int(self.params["piles"])
+
+    def worlds(self, obs: np.ndarray) -> Any:
+        """``samples`` belief worlds per row, each with ``piles`` orders of its draw pile."""
         worlds = strip_history(self._belief().sample(obs, int(self.params["samples"]), self.rng))
-        return self.candidate_values(draw_orders(worlds, int(self.params["piles"]), self.rng), cand)
+        return draw_orders(worlds, int(self.params["piles"]), self.rng)
+
+    def decide(self, worlds: Any, cand: np.ndarray, extra: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        mean = self.candidate_values(worlds, cand)
+        return keep_unless_beaten(mean, cand, float(self.params["margin"])), mean
 
     def search_worlds(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
         """The move of each row given ``k`` worlds per row (``B·k`` plain states in the
         mover's frame, row ``b·k + j``) and its candidates ``cand (B, m)`` (planner's first)."""
-        return keep_unless_beaten(self.candidate_values(worlds, cand), cand, float(self.params["margin"]))
+        return self.decide(worlds, cand)[0]
 
-    def candidate_values(self, worlds: Any, cand: np.ndarray) -> np.ndarray:
-        """``(B, m)`` each candidate's mean rollout value over the row's worlds (-inf: none)."""
-        p = self.params
-        states, acts = candidate_rows(worlds, cand)
+    def rollout(self, states: Any, acts: np.ndarray) -> np.ndarray:
+        """Each candidate played, then every seat plays ``rollout`` (up to ``horizon`` turns)."""
         self.pcore.step(states, acts, check=False)
-        return candidate_means(rollout_values(self.pcore, states, p["rollout"], int(p["horizon"])), cand)
+        return rollout_values(self.pcore, states, self.params["rollout"], int(self.params["horizon"]))

@@ -1,12 +1,15 @@
-"""``RLlibAgent`` (spec ``rllib:PATH``): a policy trained with ``--engine rllib`` as a batched agent.
+"""``RLlibAgent``: an RLlib masked-PPO module in memory acting as a batched agent (training's pool).
 
-``PATH`` is a model directory written by ``deckgym.training.rllib_train``: the policy's RLModule
-checkpoint (RLlib's ``RLModule.save_to_path`` layout) plus ``deckgym_meta.json``, the same
-metadata a ``ppo:`` model carries (game, rules, observation layout, features version,
-training config), under ``format = "deckgym-rllib"``. A run directory works too (its
-``model/`` is used). Loading checks the metadata against the core exactly as ``ppo:`` does
-and refuses another game, other rules, another observation layout or features version
-with one line naming the field; a missing or damaged checkpoint is one ``ValueError``.
+``deckgym train --engine rllib`` saves its policy as a policy file
+(``deckgym.agents.policy_file``, played by the spec ``ppo:PATH.safetensors``); this class plays
+the live module of a run: the self-play copy and the league's snapshots on the env runners.
+Its metadata is the policy file's (``engine = "rllib"``) and is checked against the core as
+``ppo:`` checks it.
+
+The spec ``rllib:PATH`` names an RLlib checkpoint folder (the former model format), which
+RLlib reads by unpickling: it is refused unless the spec says ``?allow_pickle=true``; then
+its weights are read without running anything in it and play as a policy file would
+(``deckgym.agents.policy_convert``). ``deckgym convert PATH --allow-pickle`` converts it once.
 
 The agent runs the module on the CPU in inference mode, once per batch: the observation
 plus the derived features (recomputed from its own observation, as the env did) and the
@@ -16,99 +19,35 @@ float mask; the module masks the logits itself. It plays the most probable legal
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 import numpy as np
 
 from deckgym.agents.base import Agent, masked_softmax
-from deckgym.agents.ppo import check_metadata, features_module, game_of_core, model_metadata
-
-META_NAME = "deckgym_meta.json"
-FORMAT = "deckgym-rllib"
-FORMAT_VERSION = 1
+from deckgym.agents.policy_file import check_policy_meta, features_module, game_of_core, network_input
+from deckgym.agents.ppo import model_metadata
 
 
 def model_metadata_rllib(core: Any, game: str, features: bool, features_version: int | None = None,
                          **extra: Any) -> dict[str, Any]:
-    """The ``ppo:`` metadata (see :func:`deckgym.agents.ppo.model_metadata`) under the RLlib format name."""
-    meta = model_metadata(core, game, features, features_version, **extra)
-    meta.update(format=FORMAT, format_version=FORMAT_VERSION, engine="rllib")
-    return meta
-
-
-def model_dir(path: str) -> str:
-    """The model directory of ``path`` (a model directory, or a run directory holding ``model/``)."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"RLlib model not found: {path}")
-    if os.path.isdir(path) and not os.path.exists(os.path.join(path, META_NAME)) \
-            and os.path.exists(os.path.join(path, "model", META_NAME)):
-        return os.path.join(path, "model")
-    return path
-
-
-def read_metadata(path: str) -> dict[str, Any]:
-    """The ``deckgym_meta.json`` of a model directory; ``ValueError`` if it is not a deckgym RLlib model."""
-    path = model_dir(path)
-    if not os.path.isdir(path):
-        raise ValueError(f"{path}: not a deckgym RLlib model (a file, not a model directory; a ppo: model?)")
-    meta_path = os.path.join(path, META_NAME)
-    if not os.path.exists(meta_path):
-        raise ValueError(f"{path}: not a deckgym RLlib model (no {META_NAME} inside)")
-    try:
-        with open(meta_path) as f:
-            meta = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ValueError(f"{path}: corrupt model ({META_NAME}: {exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a deckgym RLlib model (format {meta.get('format') if isinstance(meta, dict) else meta!r})")
-    return meta
-
-
-def load_module(path: str) -> Any:
-    """The RLModule stored in the model directory ``path`` (CPU, eval mode)."""
-    import deckgym.agents.rllib_module  # noqa: F401  (the class the checkpoint names; silences RLlib's own deprecation)
-    from ray.rllib.core.rl_module.rl_module import RLModule
-
-    try:
-        module = RLModule.from_checkpoint(os.path.abspath(model_dir(path)))
-    except Exception as exc:  # pickle, pyarrow or torch errors of a damaged checkpoint
-        raise ValueError(f"{path}: corrupt RLlib checkpoint, cannot load the module ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    module.eval()
-    return module
+    """The policy-file metadata of an RLlib module for ``core`` (``arch`` is filled when it is saved)."""
+    return {**model_metadata(core, game, features, features_version, **extra), "engine": "rllib"}
 
 
 class RLlibAgent(Agent):
-    """A saved RLlib masked-PPO module acting as a batched agent (spec ``rllib:PATH``)."""
+    """A live RLlib masked-PPO module acting as a batched agent (a run's self-play copy or snapshot)."""
 
-    def __init__(self, core: Any, path: str | None = None, seed: int = 0, game: str | None = None,
-                 deterministic: bool = True, module: Any = None, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, core: Any, module: Any, meta: dict[str, Any], seed: int = 0, game: str | None = None,
+                 deterministic: bool = True) -> None:
         super().__init__(core, seed=seed)
         self.game = game or game_of_core(core)
-        if path is not None:
-            from deckgym.agents.rllib_support import require_ray
-
-            require_ray(f"the agent rllib:{path}")  # first: without Ray, the one useful message
-            meta = read_metadata(path)
-            check_metadata(meta, core, self.game, where=f"model {path}")
-            module = load_module(path)
-            self.spec = f"rllib:{path}"
-        elif module is None or meta is None:
-            raise ValueError("RLlibAgent needs a model path (or a module and its metadata)")
-        else:
-            check_metadata(meta, core, self.game, where="module")
-            self.spec = "rllib:<in memory>"
+        check_policy_meta(meta, core, self.game, where="module")
+        self.spec = "rllib:<in memory>"
         self.meta, self.module, self.deterministic = meta, module, deterministic
-        self._feat = features_module(self.game) if meta.get("features") else None
+        self._feat = features_module(self.game) if meta.get("features") is not None else None
 
     def inputs(self, observations: np.ndarray) -> np.ndarray:
-        obs = np.asarray(observations, dtype=np.float32)
-        if self._feat is not None:
-            version = int(self.meta["features_version"])
-            obs = np.concatenate([obs, self._feat.derived_features(self.core, obs, version=version)], axis=1)
-        return obs
+        return network_input(self.core, self._feat, self.meta, observations)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The module's masked action logits, ``(B, A)``."""

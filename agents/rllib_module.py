@@ -7,8 +7,9 @@ forward pass, so sampling, the greedy action and the PPO loss all see only the l
 actions: RLlib never sends an illegal one. A row with no legal action (the terminal
 observation of a finished game) gets uniform logits, never NaNs.
 
-The class lives in ``agents`` (not ``training``) because a checkpoint names it: loading
-an ``rllib:PATH`` agent imports it from here.
+The class lives in ``agents`` (not ``training``): the module spec names it, and every Ray
+worker of a run (env runners, the self-play pool) imports it from here. A trained module is
+saved as a policy file (``deckgym.agents.policy_convert.rllib_export``), which plays without it.
 """
 
 from __future__ import annotations

@@ -38,13 +38,13 @@ def use_oracles() -> None:
 
     def dp_act(self, observations, action_masks):
         view = self.core.obs_view(np.asarray(observations))
-        return OD.dp_actions(view, action_masks, lam=self.lam, margin=self.margin, **OP.rules_kwargs(self.core.rules))
+        return OD.dp_actions(view, action_masks, lam=self.params["lam"], margin=self.params["margin"], **OP.rules_kwargs(self.core.rules))
 
     def counting_act(self, observations, action_masks):
         view = self.core.obs_view(np.asarray(observations))
         rules = self.core.rules
-        return OP.counting_actions(view, action_masks, gamma=self.gamma, refill=self.refill,
-                                   min_success=self.min_success, skew=self.skew,
+        return OP.counting_actions(view, action_masks, gamma=self.params["gamma"], refill=self.params["refill"],
+                                   min_success=self.params["min_success"], skew=self.params["skew"],
                                    tie_wins=bool(getattr(rules, "tie_wins", True)),
                                    sequence_lengths=OP.rules_sequences(rules))
 

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from deckgym.agents.rllib_support import init_ray
     from deckgym.training import rllib_train
-    from deckgym.training.args import build_parser
+    from deckgym.training.config import build_parser
     from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(1)

@@ -41,7 +41,7 @@ class AECSingleAgentEnv(gym.Env):
     def __init__(self, game: str, rules: Any, opponent: str = "random", features: bool = True, seed: int = 0) -> None:
         import dataclasses
 
-        from deckgym.agents.ppo import features_module
+        from deckgym.agents.policy_file import features_module
         from deckgym.agents.registry import make_agent
         from deckgym.registration import game as game_entry
 
@@ -119,7 +119,7 @@ def env_only_rate(venv: Any, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from deckgym.training.args import apply_engine_defaults, build_parser
+    from deckgym.training.config import apply_engine_defaults, build_parser
 
     # the sizes `deckgym train` uses by default, so the figure is the default training's
     train = apply_engine_defaults(build_parser().parse_args(["racko"]))

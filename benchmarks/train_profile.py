@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from deckgym.training.args import apply_engine_defaults, build_parser
+    from deckgym.training.config import apply_engine_defaults, build_parser
 
     train = apply_engine_defaults(build_parser().parse_args(["racko"]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

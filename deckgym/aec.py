@@ -3,7 +3,22 @@
 A game's ``env.py`` subclasses :class:`CoreAECEnv`, builds its rules and core, sets
 ``metadata`` and supplies the two render hooks; everything else (agents, spaces,
 ``reset(seed=, options=)``, validation of actions, rewards, round infos, elimination,
-``state()``, pickling) lives here once. The env runs the batched core with ``B = 1``,
+``state()``, pickling) lives here once.
+
+- **Infos**: from ``reset`` on, every agent's info holds every round-result key:
+  ``round_points``, ``total_points`` and the core's extra keys (Rack-O ``own_points``,
+  ``went_out``, ``run_bonus``; Least Score ``hand_total``), then ``illegal_move`` (False),
+  ``illegal_action`` (−1) and ``illegal_actions``. Until a round ends they hold neutral
+  values: 0 and False, and ``total_points`` the totals the deal starts with (0 but in an
+  explicit deal with scores). Clients that fix their info spec at reset (TorchRL) keep them.
+- **Illegal actions** (:mod:`deckgym.illegal`): ``"raise"`` (default) or ``"terminate"``:
+  the offender gets −1, everyone is done, ``illegal_move`` is True for the offender (False
+  for the others) and its ``illegal_action`` is the action; the first illegal action in
+  each phase is logged, ``illegal_actions`` counts them since the last seeded reset.
+- **State**: ``state()`` is the full state (every card, hidden or not) as a flat float32
+  vector in ``state_space`` (a ``Box``), for centralised critics: ``core.state_array``,
+  whose layout each core's module docstring gives (``core.state_slices``).
+  ``state_dict()`` gives the same in readable form. The env runs the batched core with ``B = 1``,
 so the AEC env and the vectorised core play exactly the same game for the same seed
 and actions.
 """
@@ -20,31 +35,8 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from deckgym.core import Core
-
-ILLEGAL_ACTION_MODES = ("raise", "terminate")
-
-
-def check_seed(seed: Any) -> None:
-    """Refuse a seed that is not ``None`` or a non-negative integer, naming it (``1.7`` must not
-    deal seed 1; a negative seed is refused as by the Gym views)."""
-    if seed is None:
-        return
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal in the current phase (a ``ValueError``)."""
-
-
-def illegal_action_message(core: Core, state: Any, action: int, mask: np.ndarray, who: str = "") -> str:
-    """One line naming the action, the phase and the legal actions (game 0 of ``state``)."""
-    phase = core.phase_names[int(core.phase(state)[0])]
-    legal = ", ".join(f"{i} ({core.action_names[i]})" for i in np.flatnonzero(mask))
-    what = f"{action} ({core.action_names[action]})" if 0 <= action < core.num_actions else f"{action} (out of range)"
-    return f"illegal action {what}{f' for {who}' if who else ''} in phase {phase!r}; legal: {legal}"
+from deckgym.illegal import (IllegalActionError, IllegalActionLog, check_illegal_action_mode, illegal_action_message)
+from deckgym.rng import check_seed
 
 
 class CoreAECEnv(AECEnv, EzPickle):
@@ -67,8 +59,7 @@ class CoreAECEnv(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, **(init_kwargs or {}))
         super().__init__()
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        check_illegal_action_mode(illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.core = core
@@ -91,6 +82,8 @@ class CoreAECEnv(AECEnv, EzPickle):
             }
         )
         act_space = spaces.Discrete(core.num_actions)
+        self.state_space = spaces.Box(core.state_low, core.state_high, shape=(core.state_size,), dtype=np.float32)
+        self.illegal_log = IllegalActionLog(1)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.game_state = None
@@ -110,6 +103,8 @@ class CoreAECEnv(AECEnv, EzPickle):
         or a bool, which would silently deal another game); ``options`` ``None`` or a dict.
         """
         check_seed(seed)
+        if seed is not None:  # a seeded reset replays exactly, counts included
+            self.illegal_log.counts[:] = 0
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be None or a dict describing an explicit deal (see the game's docs, "
                             f"'Explicit deals'), got {type(options).__name__} {options!r}")
@@ -133,6 +128,9 @@ class CoreAECEnv(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
+        self._write_round_infos(self.core.empty_result(self.game_state))  # neutral values (module docstring)
+        for info in self.infos.values():
+            info.update(illegal_move=False, illegal_action=-1, illegal_actions=int(self.illegal_log.counts[0]))
         self._skip_agent_selection = None
         alive = self.core.alive(self.game_state)[0]
         for i, a in enumerate(self.possible_agents):
@@ -158,7 +156,7 @@ class CoreAECEnv(AECEnv, EzPickle):
         a = self._validate(action)
         self._cumulative_rewards[agent] = 0.0
         if a is None:  # illegal, and illegal_action == "terminate"
-            self._terminate_illegal(agent)
+            self._terminate_illegal(agent, int(action))
             return
         res = self.core.step(self.game_state, np.array([a], dtype=np.int64))
         for i, ag in enumerate(self.possible_agents):
@@ -197,10 +195,17 @@ class CoreAECEnv(AECEnv, EzPickle):
             return None
         return self._render_rgb()
 
-    def state(self) -> dict[str, Any]:
-        """The full state of the game (every card, hidden or not): for critics and debugging."""
+    def state(self) -> np.ndarray:
+        """The full state of the game (every card, hidden or not) as a flat float32 vector in
+        ``state_space``: for centralised critics (the layout: the core's ``state_slices``)."""
         if self.game_state is None:
             raise RuntimeError("call reset() before state()")
+        return self.core.state_array(self.game_state)[0]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The full state of the game in readable form (``core.state_dict``): for debugging."""
+        if self.game_state is None:
+            raise RuntimeError("call reset() before state_dict()")
         return self.core.state_dict(self.game_state, 0)
 
     def close(self) -> None:
@@ -234,12 +239,16 @@ class CoreAECEnv(AECEnv, EzPickle):
             return None
         raise IllegalActionError(illegal_action_message(self.core, self.game_state, a, self._mask, self.agent_selection))
 
-    def _terminate_illegal(self, agent: str) -> None:
+    def _terminate_illegal(self, agent: str, action: int) -> None:
         """As PettingZoo's TerminateIllegalWrapper: the offender gets -1, everyone is done."""
+        msg = illegal_action_message(self.core, self.game_state, action, self._mask, agent)
+        self.illegal_log.record(self.core.phase_names, np.zeros(1, np.int64), self.core.phase(self.game_state),
+                                lambda g: msg)
         for ag in self.agents:
             self.rewards[ag] = 0.0
             self.terminations[ag] = True
-            self.infos[ag]["illegal_move"] = ag == agent
+            self.infos[ag].update(illegal_move=ag == agent, illegal_action=action if ag == agent else -1,
+                                  illegal_actions=int(self.illegal_log.counts[0]))
         self.rewards[agent] = -1.0
         self._mask = None
         self._accumulate_rewards()
@@ -254,7 +263,7 @@ class CoreAECEnv(AECEnv, EzPickle):
                 info[key] = arr[0, i].item()
 
     # -- pickling: EzPickle rebuilds the env, then the game in progress is restored ------
-    _SNAPSHOT = ("game_state", "_mask", "agents", "rewards", "_cumulative_rewards", "terminations",
+    _SNAPSHOT = ("game_state", "_mask", "illegal_log", "agents", "rewards", "_cumulative_rewards", "terminations",
                  "truncations", "infos", "agent_selection", "_skip_agent_selection")
 
     def __getstate__(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``soak``,
-``rules``, ``play``, ``train``.
+``rules``, ``play``, ``train``, ``convert``.
 
 Errors are one clear line on stderr and exit code 2, raised before any work (output paths
 included); ``--debug`` shows the traceback. Ctrl-C exits 130 (``train`` first saves the
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
-from typing import Callable
+import textwrap
 
 from deckgym import __version__
+from deckgym.extras import require_extra
 from deckgym.registration import GAMES, game as game_entry, parse_rule_overrides
 
 HELP = argparse.ArgumentDefaultsHelpFormatter
@@ -33,31 +35,35 @@ def _rules_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from deckgym.evaluation.arena import evaluate, save_chart, save_json
-    from deckgym.checks import check_output_file, check_range
+    from deckgym.evaluation.arena import evaluate, replay_names, save_chart, save_json
+    from deckgym.checks import (CHART_SUFFIXES, check_distinct_outputs, check_output_file, check_range,
+                                check_replay_dir)
 
-    check_output_file(args.json, "--json")  # before the evaluation, not after it
-    check_output_file(args.chart, "--chart")
+    args.replay_games = getattr(args, "replay_games", None)  # not given: absent (see its option)
     check_range("--games", args.games, 1)
     check_range("--seed", args.seed, 0)
     players = args.players or max(len(args.agents), 2)
     check_range("--batch", args.batch, players)
+    # every output before the evaluation, not after it: format, folder, one path each
+    check_output_file(args.json, "--json", (".json",))
+    check_output_file(args.chart, "--chart", CHART_SUFFIXES)
+    if args.chart:
+        require_extra("charts", "--chart", ("matplotlib",))
+    check_distinct_outputs({"--json": args.json, "--chart": args.chart, "--replays": args.replays})
+    replay_games = args.replay_games if args.replay_games is not None else min(5, args.games)
     if args.replays is not None:
-        from deckgym.checks import check_output_dir
-
-        check_output_dir(args.replays, "--replays")
         check_range("--replay-games", args.replay_games, 1, args.games)
+        check_replay_dir(args.replays, "--replays", replay_names(args.game, players, replay_games))
     elif args.replay_games is not None:
         raise ValueError("--replay-games needs --replays DIR (where to write them)")
     rules_kwargs = _rules_kwargs(args)
 
-    if args.ray:  # the bar counts finished chunks (Ray tasks)
-        from deckgym.evaluation.arena import chunk_bounds
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from deckgym.evaluation.progress import ArenaProgress
 
-        bar = _progress_bar(len(chunk_bounds(args.games, players, args.batch)), "chunks", args.quiet)
-        progress = (lambda games: bar(1)) if bar else None
-    else:
-        progress = _progress_bar(args.games * players, "games", args.quiet)
+        # on Ray the bar counts whole chunks' games; here also every decision, so slow agents move it
+        bar = ArenaProgress(args.game, args.games * players, args.game, players)
     report = evaluate(
         args.game,
         args.agents,
@@ -67,14 +73,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         matches=args.matches,
         rules_kwargs=rules_kwargs,
         batch=args.batch,
-        progress=progress,
+        progress=bar,
+        decisions=bar.decisions if bar is not None and not args.ray else None,
         ray=args.ray,
         replays=args.replays,
-        replay_games=args.replay_games if args.replay_games is not None else min(5, args.games),
+        replay_games=replay_games,
     )
+    if bar is not None:
+        bar.close()
     print(report.table())
     if args.replays:
-        print(f"wrote replays to {args.replays} (watch them: deckgym view {args.replays})")
+        k = args.replay_games if args.replay_games is not None else min(5, args.games)
+        seats = len(report.lineup)
+        print(f"wrote {k * seats} replays to {args.replays}: {k} deal{'s' if k != 1 else ''} x {seats} seatings "
+              f"(every deal is played once per seating) (watch them: deckgym view {args.replays})")
     if args.json:
         save_json(report, args.json)
         print(f"wrote {args.json}")
@@ -89,7 +101,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from deckgym.checks import check_output_file
 
     game_entry(args.game)
-    check_output_file(args.json, "--json")
+    check_output_file(args.json, "--json", (".json",))
+    if not args.no_baselines:  # PettingZoo's classic envs import pygame
+        require_extra("bench", "deckgym bench's PettingZoo baselines (--no-baselines leaves them out)", ("pygame",))
     argv = [args.game, "--seconds", str(args.seconds), "--batches", *map(str, args.batches)]
     if args.players:
         argv += ["--players", str(args.players)]
@@ -112,7 +126,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
     unknown = [n for n in args.variants or [] if n not in names]
     if unknown:
         raise ValueError(f"--variants: unknown {', '.join(unknown)}; valid: {', '.join(names)}")
-    check_output_file(args.json, "--json")
+    check_output_file(args.json, "--json", (".json",))
     argv = ["--steps", str(args.steps), "--batch", str(args.batch), "--seed", str(args.seed),
             "--leak-every", str(args.leak_every)]
     if args.variants:
@@ -128,7 +142,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     entry = game_entry(args.game)
     rules = entry.make_rules(**_rules_kwargs(args))
     print(f"{entry.name}: {type(rules).__name__} (module {entry.module})")
-    doc = inspect.cleandoc(type(rules).__doc__ or "")
+    doc = plain_text(inspect.cleandoc(type(rules).__doc__ or ""))
     if doc:
         print(doc)
     print()
@@ -138,6 +152,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for name, doc in docs.items():
         print(f"  {name:<22} = {values[name]:<{width}}  {doc}")
     return 0
+
+
+def plain_text(doc: str) -> str:
+    """A docstring as a terminal shows it: no reST markup (````x````, ``:class:`x```), no note that
+    points at the very command printing it, lines re-wrapped."""
+    doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", doc)
+    doc = re.sub(r"``([^`]*)``", r"\1", doc)
+    doc = re.sub(r"\s*\([^()]*deckgym rules[^()]*\)", "", doc)
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n")]
+    return "\n\n".join(textwrap.fill(p, 96) for p in paragraphs if p)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -169,22 +193,45 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    """A trusted pickled model (SB3 zip, RLlib folder) to a policy file; refused without --allow-pickle."""
+    import os
+
+    from deckgym.agents.policy_convert import convert, default_output
+    from deckgym.agents.policy_file import SUFFIX, pickled_kind, read_meta, refuse_pickle
+    from deckgym.checks import check_output_file
+
+    if not os.path.exists(args.path):
+        raise FileNotFoundError(f"model not found: {args.path}")
+    kind = pickled_kind(args.path)
+    if kind is None:
+        if args.path.endswith(SUFFIX):
+            read_meta(args.path)  # a damaged one is named
+            raise ValueError(f"{args.path} is already a policy file (no pickles): play it as ppo:{args.path}")
+        raise ValueError(f"{args.path}: neither an SB3 model zip nor an RLlib model folder")
+    if not args.allow_pickle:
+        raise refuse_pickle(args.path, kind, f"add --allow-pickle: deckgym convert {args.path} --allow-pickle")
+    out = args.out or default_output(args.path)
+    if not out.endswith(SUFFIX):
+        raise ValueError(f"--out {out}: a policy file ends in {SUFFIX}")
+    check_output_file(out, "--out")
+    core = None
+    if args.game is not None:
+        entry = game_entry(args.game)
+        kwargs = _rules_kwargs(args)
+        if args.players is not None:
+            kwargs["num_players"] = args.players
+        core = entry.make_core(entry.make_rules(**kwargs))
+    path = convert(args.path, out, core=core, game=args.game)
+    print(f"wrote {path}: play it as ppo:{path}")
+    return 0
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from deckgym.viewer import view
 
     view(args.path, port=args.port)
     return 0
-
-
-def _progress_bar(total: int, unit: str, quiet: bool) -> Callable[[int], None] | None:
-    if quiet or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    bar = tqdm(total=total, unit=f" {unit}", leave=False)
-    return bar.update
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -207,8 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None, help="table size (None: the number of agents)")
     p.add_argument("--matches", "--match", action="store_true", help="score whole matches instead of rounds")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field (deckgym rules GAME lists them)")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    p.add_argument("--chart", metavar="PATH", help="write a PNG chart of the win rates")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (PATH ends in .json)")
+    p.add_argument("--chart", metavar="PATH", help="write a chart of the win rates (PATH ends in .png, .svg or .pdf)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--batch", type=int, default=4096, metavar="B",
                    help="games in one chunk (B // players deals at once); a smaller B makes more chunks, "
@@ -217,9 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="play the deals' chunks as Ray tasks: on a local Ray (no ADDRESS) or the cluster at ADDRESS "
                         "(HOST:PORT or auto); the same results as without")
-    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR")
-    p.add_argument("--replay-games", type=int, default=None, metavar="K",
-                   help="how many deals to write with --replays, each in every seating (default 5)")
+    p.add_argument("--replays", metavar="DIR", help="write the games of the first deals as replays (JSON Lines) into DIR; "
+                                                    "refused if DIR holds replays this run would not replace")
+    # SUPPRESS: the help states the real default, not argparse's "(default: None)"
+    p.add_argument("--replay-games", type=int, default=argparse.SUPPRESS, metavar="K",
+                   help="how many deals to write with --replays, each once per seating, so K x players files "
+                        "(default: 5, or --games if fewer)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", parents=[common], formatter_class=HELP, help="speed benchmark of a game (core, AEC, PettingZoo and RLCard alongside)")
@@ -272,9 +322,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     p.set_defaults(func=cmd_view)
 
+    p = sub.add_parser("convert", parents=[common], formatter_class=HELP,
+                       help="turn a trusted SB3 zip or RLlib model folder into a policy file (no pickles)",
+                       description="Read a pickled model you trust (an SB3 .zip, an RLlib model folder) once and write "
+                                   "its network as a policy file (.safetensors: weights and JSON, no code), which "
+                                   "deckgym loads as ppo:PATH. Nothing in the model is run: see SECURITY.md.")
+    p.add_argument("path", metavar="ZIP|FOLDER", help="the pickled model")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="required: you trust this file (reading a pickle can run code put in it)")
+    p.add_argument("--out", default=None, help="the policy file (None: PATH with .safetensors for .zip)")
+    p.add_argument("--game", default=None, help=f"for a zip without deckgym metadata (plain SB3): its game ({games})")
+    p.add_argument("--players", type=int, default=None, help="with --game: its table size")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="with --game: a rules field")
+    p.set_defaults(func=cmd_convert)
+
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
-    from deckgym.training.args import build_parser as _train_parser
+    from deckgym.training.config import build_parser as _train_parser
 
     _train_parser(p)
     p.set_defaults(func=cmd_train)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field, fields
 from collections import OrderedDict
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ S = TypeVar("S", bound="BatchState")
 
 class BatchState:
     """Mixin for a dataclass of ``(B, ...)`` numpy arrays."""
+
+    #: ``{field: the name replays written before a rename call it}`` (read by :mod:`deckgym.replay`)
+    former_names: ClassVar[dict[str, str]] = {}
 
     def copy(self: S) -> S:
         return type(self)(**{f.name: getattr(self, f.name).copy() for f in fields(self)})  # type: ignore[arg-type]
@@ -166,7 +169,15 @@ class Core(Protocol):
         """Named, decoded fields of a batch of observations."""
 
     def state_dict(self, state: BatchState, b: int = 0) -> dict[str, Any]:
-        """The full state of game ``b`` in readable form (``env.state()``)."""
+        """The full state of game ``b`` in readable form (``env.state_dict()``)."""
+
+    def state_array(self, state: BatchState) -> np.ndarray:
+        """``(B, state_size)`` float32: the full state, hidden cards included, in
+        ``[state_low, state_high]`` (``env.state()``; fields at ``state_slices``)."""
+
+    def empty_result(self, state: BatchState) -> StepResult:
+        """What a step that ended nothing reports for ``state``'s games (zeros; ``total_points``
+        the totals the games hold): the AEC env's round infos before a round ends."""
 
 
 EPISODES = ("round", "match")

@@ -23,12 +23,14 @@ of seed ``s`` (the deal of ``racko_env.env().reset(seed=s)``).
   sb3-contrib's ``MaskablePPO``); ``info["action_mask"]`` holds the same as int8.
   ``env.action_space.sample()`` without a mask draws a *legal* action of the current
   decision (the space knows the env's mask); ``sample(mask=...)`` works as usual.
-- **Illegal actions**: ``illegal_action="terminate"`` (default) ends the episode with
-  reward −1, ``info["illegal_action"]`` and a logged warning naming the action, the phase
-  and the legal actions: PettingZoo classic's ``TerminateIllegalWrapper`` convention, and
-  what Gymnasium's ``check_env`` needs (its determinism check replays an action sampled
-  before ``reset``, which may be illegal in the new deal). ``"raise"`` raises
-  ``ValueError`` with the same message instead. (The PettingZoo env raises by default.)
+- **Illegal actions** (:mod:`deckgym.illegal`): ``illegal_action="terminate"`` (default)
+  ends the episode with reward −1, a loss, and ``info["illegal_action"]`` the action:
+  PettingZoo classic's ``TerminateIllegalWrapper`` convention, and what Gymnasium's
+  ``check_env`` needs (its determinism check replays an action sampled before ``reset``,
+  which may be illegal in the new deal). The first illegal action in each phase is logged
+  as a warning naming the action, the phase and the legal actions; later ones are counted
+  in ``info["illegal_actions"]`` (this env's total since the last ``reset(seed=...)``). ``"raise"`` raises ``ValueError``
+  with that message instead. (The PettingZoo env raises by default.)
 - **Opponents**: ``opponents`` is a pool of agent specs (``"random"``,
   ``"racko:sequence"``, ``"ppo:PATH"``, ...) or :class:`deckgym.agents.base.Agent` objects; at each
   reset one is drawn (``opponent_weights``) and plays every other seat.
@@ -36,8 +38,12 @@ of seed ``s`` (the deal of ``racko_env.env().reset(seed=s)``).
   it; ``reset(options={"seat": k})`` fixes it for one episode.
 - **Episode and reward**: ``episode="round"|"match"``, ``reward="win"|"points"``,
   ``shaping`` as in :mod:`deckgym.vector_env`. An episode that ends by the round cap
-  (R9/L10) is reported as ``truncated``; otherwise ``terminated``. The last step's info has
-  ``won`` (1, 0.5 shared, 0), ``round_points``, ``seat``, ``opponent``, ``capped``.
+  (R9/L10) is reported as ``truncated``; otherwise ``terminated``.
+- **Info**: every step ``action_mask``, ``seat``, ``opponent``, ``illegal_actions`` and the
+  end-of-episode keys, which hold neutral values (``won`` 0.0, ``round_points`` 0,
+  ``capped`` False, ``illegal_action`` −1) until the last step gives them: ``won`` (1, 0.5
+  shared, 0), ``round_points`` (the learner's), ``capped``, ``illegal_action``. Every key is
+  there from ``reset`` on (clients such as TorchRL fix their info spec at reset).
 - **Render**: ``render_mode="ansi"`` (text) or ``"rgb_array"`` (picture), the games'
   spectator renderers (every rack/hand is shown: for watching, not for the agent).
 
@@ -46,7 +52,6 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Sequence
 
 import gymnasium
@@ -54,8 +59,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from deckgym.aec import ILLEGAL_ACTION_MODES, illegal_action_message
+from deckgym.illegal import check_illegal_action_mode
 from deckgym.registration import game as game_entry
+from deckgym.rng import check_seed
 from deckgym.vector_env import DeckGymVectorEnv
 
 __all__ = ["DeckGymEnv", "MaskedDiscrete"]
@@ -103,14 +109,13 @@ class DeckGymEnv(gymnasium.Env):
         obs: str = "default",
         **rule_kwargs: Any,
     ) -> None:
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        check_illegal_action_mode(illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self._venv = DeckGymVectorEnv(
             game, num_envs=1, num_players=num_players, opponents=opponents, opponent_weights=opponent_weights,
             seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
-            autoreset_mode=AutoresetMode.SAME_STEP, seed=0, obs=obs, **rule_kwargs,
+            autoreset_mode=AutoresetMode.SAME_STEP, seed=0, obs=obs, illegal_action=illegal_action, **rule_kwargs,
         )
         self._venv.keep_finished = True  # render() shows the finished game, not the one dealt behind it
         self.game = self._venv.game
@@ -128,14 +133,16 @@ class DeckGymEnv(gymnasium.Env):
 
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._venv._reset_options(options)  # checked before anything changes
         super().reset(seed=seed)
         # A seed deals game 0 of that seed (as the AEC env); without one the next game's seed
         # comes from np_random, which the last seeded reset seeded.
         game_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
+        counts = self._venv.illegal_log.counts.copy()
         obs, _ = self._venv.reset(seed=game_seed, options={"seat": seat})
+        if seed is None:  # only the user's seed starts the count again
+            self._venv.illegal_log.counts[:] = counts
         self._mask = self._venv.action_masks()[0].copy()
         self._done = False
         self._started = True
@@ -145,23 +152,15 @@ class DeckGymEnv(gymnasium.Env):
         if self._done:
             raise RuntimeError("the episode is over (or never started): call reset() first")
         a = self._check_action(action)
-        if not self._mask[a]:
-            msg = illegal_action_message(self.core, self._venv.state, a, self._mask)
-            if self.illegal_action == "raise":
-                raise ValueError(msg)
-            gymnasium.logger.warn(f"{msg}; the episode ends with reward -1 (illegal_action='terminate')")
-            self._done = True
-            obs = self._venv._obs[0].copy()
-            self._mask = np.zeros_like(self._mask)
-            return obs, -1.0, True, False, {"illegal_action": a, "reason": msg, "action_mask": self._mask.astype(np.int8)}
+        # the vector env raises on an illegal action, or ends the episode (and logs or counts it)
         rew, _, fin = self._venv._play(np.array([a], dtype=np.int64))
         if fin is not None:
             truncated = bool(fin.capped[0])
             self._done = True
             self._mask = np.zeros_like(self._mask)
-            info = {"won": float(fin.won[0]), "round_points": int(fin.round_points[0]), "seat": int(fin.seat[0]),
-                    "opponent": self._venv.opponent_names[int(fin.opponent[0])], "capped": truncated,
-                    "action_mask": self._mask.astype(np.int8)}
+            info = {**self._info(), "won": float(fin.won[0]), "round_points": int(fin.round_points[0]),
+                    "seat": int(fin.seat[0]), "opponent": self._venv.opponent_names[int(fin.opponent[0])],
+                    "capped": truncated, "illegal_action": int(fin.illegal[0])}
             return np.asarray(fin.obs[0], dtype=np.float32).copy(), float(rew[0]), not truncated, truncated, info
         self._mask = self._venv.action_masks()[0].copy()
         return self._venv._obs[0].copy(), float(rew[0]), False, False, self._info()
@@ -178,7 +177,7 @@ class DeckGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before render()")
         v = self._venv
         state = v.finished_state if self._done and v.finished_state is not None else v.state
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         if self.render_mode == "ansi":
             return mod.ansi(self.core, state, 0)
         return mod.rgb_array(self.core, state, 0)
@@ -202,7 +201,10 @@ class DeckGymEnv(gymnasium.Env):
         return self._venv.opponent_names[int(self._venv.opp_of[0])] if self._started else ""
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self._mask.astype(np.int8), "seat": self.learner_seat, "opponent": self.opponent}
+        """Every step's info: the end-of-episode keys hold neutral values until the episode ends."""
+        return {"action_mask": self._mask.astype(np.int8), "seat": self.learner_seat, "opponent": self.opponent,
+                "won": 0.0, "round_points": 0, "capped": False, "illegal_action": -1,
+                "illegal_actions": int(self._venv.illegal_log.counts[0])}
 
     def _check_action(self, action: Any) -> int:
         a = np.asarray(action)

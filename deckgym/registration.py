@@ -1,16 +1,20 @@
 """The one registration list: every game deckgym ships, by name.
 
-Entries name modules by string so importing ``deckgym`` never imports a game (games
-import ``deckgym``, not the other way round). ``register_all()`` adds the games to
-PettingZoo's registry (``deckgym/racko-v0``) where the installed PettingZoo has one;
-``register_gymnasium()`` adds the Gymnasium views to Gymnasium's registry
-(``deckgym/RackO-v0``: ``deckgym.gym_env:DeckGymEnv`` for ``gymnasium.make`` and
+An entry names the game's package by string, so importing ``deckgym`` never imports a game
+(games import ``deckgym``, not the other way round); everything else about a game is in its
+descriptor, ``<package>.descriptor.GAME`` (:class:`deckgym.descriptor.GameSpec`), imported
+on first use (``game(name).spec``). ``register_game`` adds another game (a package with a
+descriptor) at run time. ``register_all()`` adds the games to PettingZoo's registry
+(``deckgym/racko-v0``) where the installed PettingZoo has one; ``register_gymnasium()`` adds
+the Gymnasium views to Gymnasium's registry (``deckgym/RackO-v0``:
+``deckgym.gym_env:DeckGymEnv`` for ``gymnasium.make`` and
 ``deckgym.vector_env:DeckGymVectorEnv`` for ``gymnasium.make_vec``, imported only when an env
 is made); ``deckgym/__init__`` calls both.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import typing
 from dataclasses import dataclass
@@ -21,41 +25,64 @@ from deckgym.rules import UnknownRuleError, rule_field_names
 
 @dataclass(frozen=True)
 class GameEntry:
+    """One registered game: what must be known without importing it. Everything else is in
+    its descriptor (``<module>.descriptor.GAME``, a :class:`deckgym.descriptor.GameSpec`)."""
+
     name: str  # short name used by the CLI and agent specs ("racko")
-    module: str  # the game package ("racko_env")
-    rules: str  # rules class name in that package
-    core: str  # core class name in that package
+    module: str  # the game package ("racko_env"); its ``descriptor`` module holds ``GAME``
     pettingzoo_id: str  # id in PettingZoo's registry
     gymnasium_id: str  # id of the single-agent Gymnasium view
 
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
+    @property
+    def spec(self) -> Any:
+        """The game's descriptor (imported on first use)."""
+        return _descriptor(self.module, self.name)
+
     def rules_class(self) -> type:
         """The game's rules dataclass (``RackoRules``, ...)."""
-        return getattr(self.load(), self.rules)
+        return self.spec.rules
 
     def make_rules(self, **kwargs: Any) -> Any:
-        return self.rules_class()(**kwargs)
+        return self.spec.rules(**kwargs)
 
     def make_core(self, rules: Any = None, **core_kwargs: Any) -> Any:
-        mod = self.load()
-        return getattr(mod, self.core)(rules if rules is not None else getattr(mod, self.rules)(), **core_kwargs)
+        spec = self.spec
+        return spec.core(rules if rules is not None else spec.rules(), **core_kwargs)
 
     def make_env(self, **kwargs: Any) -> Any:
-        return self.load().env(**kwargs)
+        return self.spec.env(**kwargs)
 
     def features(self) -> Any:
         """``<game>_env.features``: derived features for learners, their versions, the shaping potential."""
-        return importlib.import_module(self.module + ".features")
+        return self.spec.features_module()
+
+
+@functools.lru_cache(maxsize=None)
+def _descriptor(module: str, name: str) -> Any:
+    spec = importlib.import_module(module + ".descriptor").GAME
+    if spec.name != name:
+        raise ValueError(f"game {name!r} is registered with {module}.descriptor, which describes {spec.name!r}")
+    return spec
 
 
 GAMES: dict[str, GameEntry] = {
-    "racko": GameEntry("racko", "racko_env", "RackoRules", "RackoCore", "deckgym/racko-v0", "deckgym/RackO-v0"),
-    "leastscore": GameEntry(
-        "leastscore", "leastscore_env", "LeastScoreRules", "LeastScoreCore", "deckgym/leastscore-v0", "deckgym/LeastScore-v0"
-    ),
+    "racko": GameEntry("racko", "racko_env", "deckgym/racko-v0", "deckgym/RackO-v0"),
+    "leastscore": GameEntry("leastscore", "leastscore_env", "deckgym/leastscore-v0", "deckgym/LeastScore-v0"),
 }
+
+
+def register_game(entry: GameEntry) -> None:
+    """Add a game (a package with a ``descriptor`` module) to the list, PettingZoo's and Gymnasium's
+    registries; idempotent for the same entry."""
+    known = GAMES.get(entry.name)
+    if known is not None and known != entry:
+        raise ValueError(f"game {entry.name!r} is already registered as {known}")
+    GAMES[entry.name] = entry
+    register_all()
+    register_gymnasium()
 
 
 def game(name: str) -> GameEntry:

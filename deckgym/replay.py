@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import importlib
 import json
+import math
 import os
+import stat
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Sequence
 
@@ -64,9 +65,16 @@ def raw_state(state: Any, b: int) -> dict[str, str]:
             for f in fields(state)}
 
 
+def current_names(state_cls: type, raw: dict[str, str]) -> dict[str, str]:
+    """``raw`` with the field names of older replays renamed to today's (``BatchState.former_names``)."""
+    former = {old: new for new, old in getattr(state_cls, "former_names", {}).items()}
+    return {former.get(k, k): v for k, v in raw.items()}
+
+
 def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
     """A batch of one game (B = 1) holding the state written by :func:`raw_state`."""
     template = core.init(1, 0)
+    raw = current_names(type(template), raw)
     out = {}
     for f in fields(template):
         ref = getattr(template, f.name)
@@ -82,18 +90,10 @@ def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
     return type(template)(**out)
 
 
-def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]] | None:
-    """``names(view, mask) -> {action: move name}``: the moves as the terminal names them
-    (``<game>_env.terminal``), or ``None`` when the game has no terminal text."""
-    try:
-        term = importlib.import_module(game_entry(game).module + ".terminal")
-    except ImportError:
-        return None
-    # the module's one ``...Text`` class (RackoText, LeastScoreText) names the moves
-    classes = [v for k, v in vars(term).items() if k.endswith("Text") and isinstance(v, type) and hasattr(v, "moves")]
-    if len(classes) != 1:
-        return None
-    text = classes[0](core)
+def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]]:
+    """``names(view, mask) -> {action: move name}``: the moves as the terminal names them (the
+    game's descriptor's ``text``)."""
+    text = game_entry(game).spec.text(core)
 
     def names(view: dict, mask: np.ndarray) -> dict[int, str]:
         return {m.action: m.name for m in text.moves(view, mask)}
@@ -112,11 +112,9 @@ def make_header(game: str, core: Any, seats: Sequence[str], seed: int, deal: int
 
 
 def end_reason(game: str, core: Any, result: Any, r: int, last_action: int) -> str:
-    """Why a round ended: ``"rack-o"`` or ``"cap"`` (R9) in Rack-O; ``"declare"`` or ``"cap"`` (L10) in Least Score."""
-    if game == "racko":
-        went = result.extra.get("went_out")
-        return "rack-o" if went is not None and bool(went[r].any()) else "cap"
-    return "declare" if core.action_names[int(last_action)] == "declare" else "cap"
+    """Why a round ended, as the game's descriptor says (Rack-O: ``"rack-o"`` or ``"cap"``, R9;
+    Least Score: ``"declare"`` or ``"cap"``, L10)."""
+    return game_entry(game).spec.end_reason(core, result, r, last_action)
 
 
 def _decoded(core: Any, obs_row: np.ndarray) -> dict[str, Any]:
@@ -145,10 +143,9 @@ class GameRecord:
             "action_name": core.action_names[int(action)], "legal": legal,
             "state": jsonable(core.state_dict(state, b)), "raw": raw_state(state, b), "obs": view,
         }
-        if self._namer is not None:
-            names = self._namer({k: v[0] for k, v in core.obs_view(obs_row[None]).items()}, np.asarray(mask_row, dtype=bool))
-            line["move"] = names.get(int(action), core.action_names[int(action)])
-            line["legal_moves"] = [names.get(a, core.action_names[a]) for a in legal]
+        names = self._namer({k: v[0] for k, v in core.obs_view(obs_row[None]).items()}, np.asarray(mask_row, dtype=bool))
+        line["move"] = names.get(int(action), core.action_names[int(action)])
+        line["legal_moves"] = [names.get(a, core.action_names[a]) for a in legal]
         if probs is not None:
             line["probs"] = [round(float(probs[a]), 6) for a in legal]
         self.lines.append(line)
@@ -181,11 +178,11 @@ class GameRecord:
         return res
 
     def write(self, path: str) -> str:
-        """Write the replay as JSON Lines to ``path``; returns the path."""
-        with open(path, "w", encoding="utf-8") as f:
-            for line in self.lines:
-                f.write(json.dumps(line, separators=(",", ":")) + "\n")
-        return path
+        """Write the replay as JSON Lines to ``path`` (atomically: a link there is replaced, not followed);
+        returns the path."""
+        from deckgym.outputs import write_text
+
+        return write_text(path, "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines))
 
 
 def play_path(folder: str, game: str, seed: int) -> str:
@@ -259,8 +256,11 @@ class Replay:
     def make_core(self) -> Any:
         """The core this game was played on (its rules and episode)."""
         entry = game_entry(self.game)
-        return entry.make_core(entry.make_rules(**_rules_kwargs(self.header["rules"])), episode=self.header["episode"],
-                               reward="win")
+        try:
+            return entry.make_core(entry.make_rules(**_rules_kwargs(self.header["rules"])),
+                                   episode=self.header["episode"], reward="win")
+        except Exception as exc:  # the game's own checks (rules against the table): a bad file, named
+            raise ReplayError(f"replay {self.path}: cannot set up its game ({type(exc).__name__}: {exc})") from None
 
     def summary(self) -> dict[str, Any]:
         """Game, seats, deal and outcome in a few fields (the viewer's list)."""
@@ -274,54 +274,187 @@ def _rules_kwargs(rules: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()}
 
 
-def load(path: str | os.PathLike) -> Replay:
-    """Read a replay file; :class:`ReplayError` naming the file and line if it is not a valid one."""
-    path = os.fspath(path)
+# -- what a replay file may hold: every field typed, every line and number bounded ---------------
+MAX_FILE_BYTES = 256 * 2**20
+MAX_LINE_CHARS = 8 * 2**20
+MAX_DEPTH = 12  # the deepest real line (a state's nested lists) is 4
+MAX_INT_DIGITS = 20  # a 64-bit unsigned state field (a random stream); a longer integer is no field of a replay
+
+
+class _Bad(ValueError):
+    """A value the JSON parser's hooks refuse (one line, no file name yet)."""
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Bad(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Bad(f"the number {text[:24]} is out of range")
+    return value
+
+
+def _parse_constant(text: str) -> Any:
+    raise _Bad(f"{text} is not a JSON number")
+
+
+def _depth(x: Any) -> int:
+    deepest, stack = 0, [(x, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((w, d + 1) for w in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "nat": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "dict": (lambda v: isinstance(v, dict), "an object"),
+    "strs": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "nats": (lambda v: isinstance(v, list) and all(_is_int(x) and x >= 0 for x in v), "a list of integers >= 0"),
+    "nums": (lambda v: isinstance(v, list) and all(_is_num(x) for x in v), "a list of numbers"),
+    "raw": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+            "an object of base64 strings"),
+    "rules": (lambda v: isinstance(v, dict) and all(_is_scalar(x) or (isinstance(x, list) and all(map(_is_scalar, x)))
+                                                     for x in v.values()), "an object of rules fields"),
+}
+# per line type: required fields, then optional ones, with their kinds
+_SCHEMA: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "header": ({"game": "str", "rules": "rules", "episode": "str", "num_players": "nat", "seats": "strs",
+                "seed": "nat", "deal": "nat"},
+               {"rules_repr": "str", "deckgym_version": "str", "action_names": "strs", "phase_names": "strs",
+                "rotation": "nat"}),
+    "decision": ({"seat": "nat", "action": "nat", "legal": "nats", "state": "dict", "raw": "raw", "phase": "str",
+                  "action_name": "str"},
+                 {"index": "nat", "move": "str", "legal_moves": "strs", "probs": "nums", "obs": "dict"}),
+    "round": ({"decision": "nat", "round_points": "nums", "total_points": "nums", "reason": "str"}, {"extra": "dict"}),
+    "end": ({"winners": "nats", "round_points": "nums", "total_points": "nums", "reason": "str", "state": "dict",
+             "raw": "raw"}, {"extra": "dict"}),
+}
+
+
+def _check_fields(obj: dict[str, Any], where: str) -> None:
+    """Every field of a line of type ``obj["type"]`` present (if required) and of its kind."""
+    required, optional = _SCHEMA[obj["type"]]
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise ReplayError(f"{where}: a {obj['type']} without {', '.join(missing)}")
+    for key, kind in {**required, **optional}.items():
+        ok, what = _KINDS[kind]
+        if key in obj and not ok(obj[key]):
+            raise ReplayError(f"{where}: {obj['type']} field {key!r} must be {what}, got {type(obj[key]).__name__}")
+
+
+def _check_decision(d: dict[str, Any], players: int, where: str) -> None:
+    if d["seat"] >= players:
+        raise ReplayError(f"{where}: seat {d['seat']} at a table of {players}")
+    for key in ("legal_moves", "probs"):
+        if key in d and len(d[key]) != len(d["legal"]):
+            raise ReplayError(f"{where}: {key} has {len(d[key])} entries for {len(d['legal'])} legal actions")
+
+
+def _read_lines(path: str) -> list[dict[str, Any]]:
+    """The file's lines as objects with a ``type``; ReplayError for anything else (size, JSON, depth, numbers)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device named *.jsonl would block or never end
+            raise ReplayError(f"replay {path}: not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ReplayError(f"replay {path}: {st.st_size} bytes, more than a replay holds ({MAX_FILE_BYTES})")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ReplayError(f"replay {path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReplayError(f"replay {path}: not UTF-8 text") from None
     rows = [ln for ln in text.splitlines() if ln.strip()]
     if not rows:
         raise ReplayError(f"replay {path}: the file is empty")
     lines = []
     for n, ln in enumerate(rows, 1):
+        where = f"replay {path} line {n}"
+        if len(ln) > MAX_LINE_CHARS:
+            raise ReplayError(f"{where}: {len(ln)} characters, more than a replay line holds ({MAX_LINE_CHARS})")
         try:
-            obj = json.loads(ln)
+            obj = json.loads(ln, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        except _Bad as exc:
+            raise ReplayError(f"{where}: {exc}") from None
         except json.JSONDecodeError as exc:
-            raise ReplayError(f"replay {path} line {n}: not JSON ({exc.msg})") from None
+            raise ReplayError(f"{where}: not JSON ({exc.msg})") from None
+        except (RecursionError, ValueError) as exc:
+            raise ReplayError(f"{where}: not JSON a replay holds ({type(exc).__name__})") from None
         if not isinstance(obj, dict) or "type" not in obj:
-            raise ReplayError(f"replay {path} line {n}: not a replay line (an object with a 'type')")
+            raise ReplayError(f"{where}: not a replay line (an object with a 'type')")
+        if _depth(obj) > MAX_DEPTH:
+            raise ReplayError(f"{where}: nested deeper than a replay line ({MAX_DEPTH} levels)")
         lines.append(obj)
+    return lines
+
+
+def load(path: str | os.PathLike) -> Replay:
+    """Read a replay file; :class:`ReplayError` naming the file and line if it is not a valid one.
+
+    Every field's type is checked (``docs/REPLAYS.md``), and the file, each line, the nesting
+    and every number are bounded: a file from anywhere gives a replay or one clear error."""
+    path = os.fspath(path)
+    lines = _read_lines(path)
     head = lines[0]
     if head.get("type") != "header" or head.get("format") != FORMAT:
         raise ReplayError(f"replay {path}: the first line is not a {FORMAT} header")
     if head.get("version") != FORMAT_VERSION:
         raise ReplayError(f"replay {path}: format version {head.get('version')!r}, this deckgym reads {FORMAT_VERSION}")
-    for key in ("game", "rules", "episode", "num_players", "seats", "seed", "deal"):
-        if key not in head:
-            raise ReplayError(f"replay {path}: the header lacks {key!r}")
+    missing = [k for k in _SCHEMA["header"][0] if k not in head]
+    if missing:
+        raise ReplayError(f"replay {path}: the header lacks {missing[0]!r}")
+    _check_fields(head, f"replay {path} line 1")
     try:
-        game_entry(head["game"])
+        entry = game_entry(head["game"])
     except ValueError as exc:
         raise ReplayError(f"replay {path}: {exc}") from None
+    if head["episode"] not in ("round", "match"):
+        raise ReplayError(f"replay {path}: episode {head['episode']!r}, not 'round' or 'match'")
+    if len(head["seats"]) != head["num_players"]:
+        raise ReplayError(f"replay {path}: {len(head['seats'])} seats for {head['num_players']} players")
+    try:
+        entry.make_rules(**_rules_kwargs(head["rules"]))
+    except Exception as exc:  # the game's own checks of its rules: any refusal is a bad file
+        raise ReplayError(f"replay {path}: its rules are not valid ({type(exc).__name__}: {exc})") from None
     rep = Replay(path, head)
     for n, obj in enumerate(lines[1:], 2):
-        kind = obj["type"]
+        kind, where = obj["type"], f"replay {path} line {n}"
         if rep.end is not None:
-            raise ReplayError(f"replay {path} line {n}: a {kind!r} line after the end line")
+            raise ReplayError(f"{where}: a {kind!r} line after the end line")
+        if not isinstance(kind, str) or kind not in _SCHEMA or kind == "header":
+            raise ReplayError(f"{where}: unknown line type {kind!r}")
+        _check_fields(obj, where)
         if kind == "decision":
-            missing = [k for k in ("seat", "action", "legal", "state", "raw") if k not in obj]
-            if missing:
-                raise ReplayError(f"replay {path} line {n}: a decision without {', '.join(missing)}")
+            _check_decision(obj, head["num_players"], where)
             rep.decisions.append(obj)
         elif kind == "round":
             rep.rounds.append(obj)
-        elif kind == "end":
-            rep.end = obj
         else:
-            raise ReplayError(f"replay {path} line {n}: unknown line type {kind!r}")
+            rep.end = obj
     return rep
 
 
@@ -352,6 +485,7 @@ def resimulate(replay: Replay) -> int:
 
 def _same(replay: Replay, state: Any, raw: dict[str, str], where: str) -> None:
     now = raw_state(state, 0)
+    raw = current_names(type(state), raw)
     diff = [k for k in now if now[k] != raw.get(k)]
     if diff:
         raise ReplayError(f"replay {replay.path}: the re-simulated state differs at {where} (fields {', '.join(diff)})")

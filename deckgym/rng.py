@@ -11,6 +11,7 @@ across ``B = 1`` (the AEC env) and ``B = 4096`` (the vectorised core).
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,24 @@ def _mix(z: np.ndarray) -> np.ndarray:
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
+
+
+class SeedError(TypeError, ValueError):
+    """A seed that is not ``None`` or a non-negative int (a ``TypeError`` for the wrong type and a
+    ``ValueError`` like every other bad setting)."""
+
+
+def check_seed(seed: Any) -> None:
+    """The one seed check of every entry point (AEC and Gymnasium ``reset``, the vector env's
+    ``seed=``): ``None`` or a non-negative int (Python or numpy). ``1.7`` must not deal seed 1,
+    ``True`` is no seed, and a negative seed is refused rather than wrapped."""
+    if seed is None:
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise SeedError(f"seed must be None or an int, got {type(seed).__name__} {seed!r} "
+                        "(a seed must be a non-negative integer)")
+    if seed < 0:
+        raise SeedError(f"seed must be a non-negative integer or None, got {seed!r}")
 
 
 def make_keys(seed: int, game_ids: np.ndarray) -> np.ndarray:

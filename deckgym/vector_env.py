@@ -20,7 +20,11 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
   ``observation_space`` / ``action_space`` are their batches (``(N, D)`` Box, MultiDiscrete).
 - **Masks**: :meth:`~DeckGymVectorEnv.action_masks` is the ``(N, A)`` bool mask of the
   learner's legal actions; ``infos["action_mask"]`` holds the same as int8 (as the
-  single-agent view does). An illegal action raises ``ValueError`` naming the game.
+  single-agent view does).
+- **Illegal actions** (:mod:`deckgym.illegal`), as the single-agent view: ``"terminate"``
+  (default) ends that game's episode, reward −1, a loss (``won`` 0, ``round_points`` 0),
+  ``infos["illegal_action"]`` the action, ``infos["illegal_actions"]`` the row's count since
+  the last seeded reset; the first in each phase is logged. ``"raise"``: ``ValueError``.
 - **Autoreset** (``metadata["autoreset_mode"]``, Gymnasium's
   :class:`~gymnasium.vector.AutoresetMode`): ``NEXT_STEP`` (default) returns the finished
   game's last observation; the next ``step`` ignores that game's action and returns the first
@@ -34,7 +38,8 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
 - **Rewards**: ``reward="win"`` (the core's zero-sum win/loss at the episode end) or
   ``"points"``; plus potential-based shaping ``shaping * (Φ(next) − Φ(now))`` with the game's
   ``shaping_potential`` (Rack-O: the rack's longest increasing subsequence / 10; Least Score:
-  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``.
+  − hand total / 50). An episode ended by the round cap (R9/L10) is ``truncated``; by the
+  rules its highest round score wins in Rack-O (R9), nobody wins in Least Score (L10, all 0).
 - **Seeding**: ``reset(seed=s)`` deals game ``i`` from the core's random stream ``(s, i)``;
   learner seats, opponent draws and the opponents' own randomness come from generators
   seeded by ``s``. ``reset()`` without a seed continues from the last seeded one.
@@ -46,10 +51,8 @@ Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_tu
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -57,14 +60,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from deckgym.illegal import IllegalActionLog, check_illegal_action_mode, illegal_action_message
 from deckgym.core import check_core_options, check_obs_option
 from deckgym.playout import infostate_core, observe_for, play_out, wants_infostate
 from deckgym.registration import game as game_entry
-from deckgym.rng import seed_of
+from deckgym.rng import check_seed, seed_of
+from deckgym.vector_infos import Finished, step_infos
 
-__all__ = ["DeckGymVectorEnv", "DEFAULT_OPPONENTS", "check_opponent_weights", "league_weights"]
-
-DEFAULT_OPPONENTS = {"racko": ("racko:sequence",), "leastscore": ("leastscore:counting",)}
+__all__ = ["DeckGymVectorEnv", "check_opponent_weights", "league_weights"]
 
 
 def _is_int(x: Any) -> bool:
@@ -93,22 +96,6 @@ def league_weights(base: Sequence[float], n_snapshots: int, snapshot_weight: flo
     return np.concatenate([b * (1 - snapshot_weight), np.full(n_snapshots, snapshot_weight / n_snapshots)])
 
 
-@dataclass
-class Finished:
-    """The episodes that ended in one step (a few games), with what their infos report."""
-
-    games: np.ndarray  # env rows
-    obs: np.ndarray  # (k, D) the learner's last observation
-    won: np.ndarray  # 1 win, 0.5 shared, 0 loss (float64)
-    round_points: np.ndarray
-    seat: np.ndarray
-    opponent: np.ndarray  # pool index
-    ret: np.ndarray  # the game's reward summed over the episode (without shaping)
-    length: np.ndarray  # learner decisions
-    seconds: np.ndarray  # wall time
-    capped: np.ndarray  # ended by the round cap (a truncation)
-
-
 class DeckGymVectorEnv(VectorEnv):
     """N games of a deckgym game, the learner in one seat of each (see the module docstring).
 
@@ -131,6 +118,7 @@ class DeckGymVectorEnv(VectorEnv):
             agents can sit in the pool. Implied by ``obs="infostate"`` and by such an agent in
             ``opponents``.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their values).
+        illegal_action: ``"terminate"`` (default) or ``"raise"`` (module docstring).
         render_mode: ``"ansi"`` or ``"rgb_array"``: :meth:`render` gives one frame per game.
         seed: the seed of the first ``reset()`` that is given none (default: fresh entropy).
     """
@@ -156,10 +144,12 @@ class DeckGymVectorEnv(VectorEnv):
         seed: int | None = None,
         obs: str = "default",
         history: bool = False,
+        illegal_action: str = "terminate",
         **rule_kwargs: Any,
     ) -> None:
         entry = game_entry(game)
         check_obs_option(obs)
+        check_illegal_action_mode(illegal_action)
         if obs != "default" and features:
             raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
         if not _is_int(num_envs) or num_envs < 1:
@@ -173,8 +163,7 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         if not isinstance(shaping, (int, float, np.number)) or isinstance(shaping, bool) or not math.isfinite(shaping):
             raise ValueError(f"shaping must be a finite number, got {shaping!r}")
         if rules is None:
@@ -186,6 +175,13 @@ class DeckGymVectorEnv(VectorEnv):
         self.game = entry.name
         self.rules = rules
         self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
+        # Opponents are built on the default-observation core, whatever the learner sees: the
+        # play-out loop gives them default observations (an information-state agent finds its
+        # twin itself), and an agent sized by the information-state core would misread them.
+        self._agent_core = self.core
+        if obs != "default":
+            self._agent_core = entry.make_core(rules, episode=episode, reward=reward)
+            self._agent_core._infostate_twin = self.core  # what infostate_core() of it returns: this core
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward
@@ -194,6 +190,8 @@ class DeckGymVectorEnv(VectorEnv):
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.autoreset_mode = mode
         self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.illegal_log = IllegalActionLog(self.num_envs)
         self.seat = self._check_seat(seat, "seat")
         self._feat = None
         self.features_version = None
@@ -214,7 +212,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._seed = 0 if seed is None else int(seed)  # the last game seed; seeds agents built later
         self._first_seed = seed
         if opponents is None:
-            opponents = DEFAULT_OPPONENTS.get(self.game, ("random",))
+            opponents = entry.spec.default_opponents
         elif isinstance(opponents, str) or callable(getattr(opponents, "act", None)):
             opponents = [opponents]
         try:
@@ -250,7 +248,7 @@ class DeckGymVectorEnv(VectorEnv):
         if isinstance(opponent, str):
             from deckgym.agents.registry import make_agent  # agents sit above deckgym: resolved only when asked
 
-            agent = make_agent(opponent, self.core, seed=seed_of(self._seed, 7919, k), game=self.game)
+            agent = make_agent(opponent, self._agent_core, seed=seed_of(self._seed, 7919, k), game=self.game)
             label = opponent
         elif callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "seed", None)):
             agent = opponent
@@ -279,9 +277,10 @@ class DeckGymVectorEnv(VectorEnv):
     # -- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal ``num_envs`` new games (game ``i`` from the core's stream ``(seed, i)``)."""
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         seat = self._reset_options(options)
+        if seed is not None:  # a seeded reset starts the counts again (so that it replays exactly)
+            self.illegal_log.counts[:] = 0
         if seed is None:
             seed = self._first_seed  # the constructor's seed, once
         self._first_seed = None
@@ -338,7 +337,7 @@ class DeckGymVectorEnv(VectorEnv):
             return None
         if self.state is None:
             raise RuntimeError("call reset() before render()")
-        mod = importlib.import_module(game_entry(self.game).module + ".render")
+        mod = game_entry(self.game).spec.render
         draw = mod.ansi if self.render_mode == "ansi" else mod.rgb_array
         return tuple(draw(self.core, self.state, i) for i in range(self.num_envs))
 
@@ -399,7 +398,10 @@ class DeckGymVectorEnv(VectorEnv):
         self._phi = self._potential(raw)
         self._masks = self._play_core.legal_action_mask(self.state)
 
-    def _check_actions(self, actions: Any, active: np.ndarray | None) -> np.ndarray:
+    def _check_actions(self, actions: Any, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The actions as int64 and the ``(B,)`` rows whose action is illegal (``None``: none);
+        ``ValueError`` for a wrong shape or dtype, an action out of range, or (``"raise"``) an
+        illegal one."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_envs} integers (shape ({self.num_envs},)), "
@@ -412,10 +414,37 @@ class DeckGymVectorEnv(VectorEnv):
             raise ValueError(f"actions {a[bad][:10].tolist()} in games {bad[:10].tolist()} are out of range "
                              f"0..{self.core.num_actions - 1}")
         legal = self._masks[rows, a[rows]]
-        if not legal.all():
-            bad = int(rows[np.flatnonzero(~legal)[0]])
-            raise ValueError(f"illegal learner action {int(a[bad])} ({self.core.action_names[int(a[bad])]}) in game {bad}")
-        return a
+        if legal.all():
+            return a, None
+        if self.illegal_action == "raise":
+            g = int(rows[np.flatnonzero(~legal)[0]])
+            raise ValueError(self._illegal_message(g, int(a[g])))
+        illegal = np.zeros(self.num_envs, bool)
+        illegal[rows[~legal]] = True
+        return a, illegal
+
+    def _illegal_message(self, g: int, action: int) -> str:
+        return illegal_action_message(self.core, self.state.take(np.array([g])), action, self._masks[g], learner=True,
+                                      game=None if self.num_envs == 1 else g)
+
+    def _end_illegal(self, a: np.ndarray, illegal: np.ndarray, rew: np.ndarray, done: np.ndarray) -> None:
+        """``illegal_action="terminate"``: the games ``illegal`` end at once, reward −1 to the
+        learner, a loss; a warning the first time in each phase, then only counted."""
+        games = np.flatnonzero(illegal)
+        self.illegal_log.record(self.core.phase_names, games, self.core.phase(self.state)[games],
+                                lambda g: self._illegal_message(g, int(a[g])))
+        rew[games] = -1.0
+        self.ep_ret[games] -= 1.0
+        self.ep_len[games] += 1
+        seat = self.learner_seat[games]
+        n = len(games)
+        self._fin.append(dict(
+            games=games, state=self.state.take(games), won=np.zeros(n), round_points=np.zeros(n, np.int64),
+            seat=seat.copy(), opponent=self.opp_of[games].copy(), ret=self.ep_ret[games].copy(),
+            length=self.ep_len[games].copy(), seconds=time.perf_counter() - self.ep_start[games],
+            capped=np.zeros(n, bool), illegal=a[games].copy()))
+        done[games] = True
+        self._restart(games)
 
     def _play(self, actions: Any, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, Finished | None]:
         """The learner's action in the ``active`` games (default all), then the opponents'.
@@ -426,10 +455,13 @@ class DeckGymVectorEnv(VectorEnv):
         if self.state is None:
             raise RuntimeError("call reset() before step()")
         B = self.num_envs
-        a = self._check_actions(actions, active)
+        a, illegal = self._check_actions(actions, active)
         rew = np.zeros(B, np.float32)
         done = np.zeros(B, bool)
         self._fin = []
+        if illegal is not None:  # illegal_action="terminate": those games end here, the others play on
+            self._end_illegal(a, illegal, rew, done)
+            active = ~illegal if active is None else active & ~illegal
         if active is None:
             self.ep_len += 1
             res = self._play_core.step(self.state, a, check=False)  # checked above against the same mask
@@ -539,7 +571,8 @@ class DeckGymVectorEnv(VectorEnv):
         self._fin.append(dict(
             games=games, state=self.state.take(games), won=share, round_points=res.round_points[idx, seat], seat=seat.copy(),
             opponent=self.opp_of[games].copy(), ret=self.ep_ret[games].copy(), length=self.ep_len[games].copy(),
-            seconds=time.perf_counter() - self.ep_start[games], capped=np.asarray(res.truncated[idx], bool)))
+            seconds=time.perf_counter() - self.ep_start[games], capped=np.asarray(res.truncated[idx], bool),
+            illegal=np.full(len(games), -1, np.int64)))
         done[games] = True
         self._restart(games)
 
@@ -553,31 +586,5 @@ class DeckGymVectorEnv(VectorEnv):
             self._collect(turn.result, turn.games, rew, done)
 
     def _step_infos(self, fin: Finished | None, final: bool = False) -> dict[str, Any]:
-        """Gymnasium's dict of per-game arrays (each key with its ``_key`` mask).
-
-        ``final=False``: ``action_mask``, ``seat``, ``opponent`` for every game (of the episode
-        the returned observation belongs to) plus the end-of-episode keys of ``fin``;
-        ``final=True``: the end-of-episode infos of ``fin`` alone (SAME_STEP's ``final_info``).
-        """
-        B = self.num_envs
-        names = np.array(self.opponent_names, dtype=object)
-        infos: dict[str, Any] = {}
-        if not final:
-            masks = self._masks.astype(np.int8)
-            seat, opp = self.learner_seat.copy(), names[self.opp_of]
-            if fin is not None:
-                seat[fin.games], opp[fin.games] = fin.seat, names[fin.opponent]
-            for key, value in (("action_mask", masks), ("seat", seat), ("opponent", opp)):
-                infos[key], infos["_" + key] = value, np.ones(B, bool)
-        if fin is None:
-            return infos
-        has = np.zeros(B, bool)
-        has[fin.games] = True
-        ends = [("won", fin.won), ("round_points", fin.round_points.astype(np.int64)), ("capped", fin.capped)]
-        if final:
-            ends += [("seat", fin.seat), ("opponent", names[fin.opponent])]
-        for key, value in ends:
-            arr = np.zeros(B, value.dtype) if value.dtype != object else np.full(B, None, dtype=object)
-            arr[fin.games] = value
-            infos[key], infos["_" + key] = arr, has.copy()
-        return infos
+        """Gymnasium's dict of per-game arrays (:func:`deckgym.vector_infos.step_infos`)."""
+        return step_infos(self, fin, final)

@@ -32,6 +32,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from deckgym.rng import seed_of
+from deckgym.outputs import atomic_path, write_json, write_text
 from deckgym.replay import Recorder, make_header
 from deckgym.registration import game as game_entry
 from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
@@ -114,7 +115,8 @@ def seatings(lineup: list[str]) -> np.ndarray:
 
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
                seed: int, chunk: int, first: int, end: int, replay_games: int = 0,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int], None] | None = None,
+               decisions: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
     ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
@@ -123,7 +125,9 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     the order of the lineup. Returns the chunk's tallies per agent (in :func:`agent_order`):
     ``wins``, ``games``, ``points``, ``rounds`` and the pairwise scores ``pair``; and
     ``replays``: ``[(file name, replay lines)]`` of its games of deals ``< replay_games`` (every seating).
-    ``progress(n)`` is called as games finish, with how many just did.
+    ``progress(n)`` is called as games finish, with how many just did; ``decisions(n, f)`` after
+    every batched step, with the decisions just made and ``f``, the decisions the games that
+    just finished took in all (``deckgym.evaluation.progress``: a bar that moves between games).
     """
     entry = game_entry(game)
     rules = entry.make_rules(**rules_kwargs)
@@ -144,8 +148,12 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     rec = Recorder(game, core, rows, [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
                                                   rotation=int(rot[r])) for r in rows], agents) if len(rows) else None
     hooks = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
+    made = np.zeros(len(ids), dtype=np.int64) if decisions else None  # decisions per game so far
     for turn in play_out(core, state, agents, seat_owner, names=names, **hooks):
         res = turn.result
+        if made is not None:
+            made[turn.games] += 1
+            decisions(len(turn.games), int(made[turn.games[turn.finished]].sum()))
         if res.round_over.any():
             r = np.flatnonzero(res.round_over)
             owners = seat_owner[turn.games[r]]
@@ -167,7 +175,7 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
                         # i beats j: 1; both won: 0.5 each; both lost: no information
                         score = np.where(won[:, i] > won[:, j], 1.0, np.where((won[:, i] == 1) & (won[:, j] == 1), 0.5, 0.0))
                         np.add.at(t["pair"], (owners[:, i], owners[:, j]), score)
-    t["replays"] = [(f"{game}-deal{int(ids[r]):05d}-rot{int(rot[r])}.jsonl", rec.records[int(r)].lines)
+    t["replays"] = [(replay_name(game, int(ids[r]), int(rot[r])), rec.records[int(r)].lines)
                     for r in rows] if rec else []
     return t
 
@@ -224,12 +232,14 @@ def evaluate(
     ray: str | bool | None = None,
     replays: str | None = None,
     replay_games: int = 5,
+    decisions: Callable[[int, int], None] | None = None,
 ) -> ArenaReport:
     """Play ``deals`` duplicate deals among ``specs`` and report per agent spec.
 
     Agents fill the seats in order; with fewer specs than ``players`` the last spec fills
-    the remaining seats (``ppo:m.zip racko:sequence --players 4``: one PPO, three
-    sequence players). ``progress(n)`` is called with the number of games just finished.
+    the remaining seats (``ppo:m.safetensors racko:sequence --players 4``: one PPO, three
+    sequence players). ``progress(n)`` is called with the number of games just finished, and
+    ``decisions(n, f)`` after every batched step (see :func:`play_chunk`; not on Ray).
 
     The deals are played in fixed chunks (:func:`chunk_bounds`), here one after the other,
     or with ``ray`` (``True``: a local Ray; or a cluster address) as Ray tasks spread over
@@ -264,7 +274,7 @@ def evaluate(
     else:
         tallies = []
         for job in jobs:  # progress as the games finish, not once per chunk
-            tallies.append(play_chunk(*job, progress=progress))
+            tallies.append(play_chunk(*job, progress=progress, decisions=decisions))
     if replays is not None:
         write_replays(replays, [r for t in tallies for r in t["replays"]])
     tallies = [{k: v for k, v in t.items() if k != "replays"} for t in tallies]
@@ -286,14 +296,24 @@ def evaluate(
     return report
 
 
+def replay_name(game: str, deal: int, rotation: int) -> str:
+    """The file name of an arena game's replay: ``<game>-deal<deal>-rot<rotation>.jsonl``."""
+    return f"{game}-deal{deal:05d}-rot{rotation}.jsonl"
+
+
+def replay_names(game: str, players: int, replay_games: int) -> list[str]:
+    """Every replay file an arena run with ``replay_games`` writes (each deal in every rotation):
+    what ``--replays DIR`` may already hold, since the run replaces them."""
+    return [replay_name(game, d, r) for d in range(replay_games) for r in range(players)]
+
+
 def write_replays(folder: str, replays: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
-    """Write ``[(file name, replay lines)]`` into ``folder`` (created); returns the paths."""
+    """Write ``[(file name, replay lines)]`` into ``folder`` (created), each file atomically; returns the paths."""
     os.makedirs(folder, exist_ok=True)
     paths = []
     for name, lines in replays:
         path = os.path.join(folder, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+        write_text(path, "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
         paths.append(path)
     return paths
 
@@ -322,11 +342,20 @@ def save_chart(report: ArenaReport, path: str) -> None:
     ax.set_title(f"{report.game}: {report.deals} duplicate deals, {unit}, seed {report.seed}")
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: str) -> None:
+    """Save a matplotlib figure atomically, in the format its extension names (.png, .svg, .pdf), and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
 
 
 def save_json(report: Any, path: str) -> None:
-    """Write any report with a ``to_json()`` (arena or tournament) as JSON."""
-    with open(path, "w") as f:
-        json.dump(report.to_json(), f, indent=2)
+    """Write any report with a ``to_json()`` (arena or tournament) as JSON, atomically."""
+    write_json(path, report.to_json())

@@ -20,7 +20,6 @@ Figures (agent-steps per second; one agent-step = one decision of one player):
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from typing import Any, Callable
@@ -192,14 +191,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--batches must be positive integers")
     try:  # before the run: a bad path must not cost the minutes of measuring
         game_entry(args.game)
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", (".json",))
     except ValueError as exc:
         parser.error(str(exc))
     report = run_bench(args.game, args.players, args.seconds, args.batches, not args.no_baselines, args.features)
     print(format_report(report))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+        from deckgym.outputs import write_json
+
+        write_json(args.json, report)
     return 0
 
 

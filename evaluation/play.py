@@ -3,7 +3,7 @@
     deckgym play racko --vs racko:sequence
     deckgym play racko --vs racko:sequence --vs racko:ranges --players 3 --seat 1 --matches
     deckgym play leastscore --vs leastscore:counting          # 4 players: 3 counting agents
-    deckgym play racko --vs ppo:models/racko_2p.zip --rule bonus=true
+    deckgym play racko --vs ppo:models/racko_2p.safetensors --rule bonus=true
 
 Everything shown comes from the human's own observation (``core.observe`` of the human's
 seat decoded by ``core.obs_view``) and from what every player sees at the table: the moves
@@ -11,7 +11,8 @@ of the others (which pile, which slot, which floor card: public by the rules) an
 cards that were face up. Never the hidden state: not an opponent's unknown card, not the
 draw pile. At each decision the legal moves are listed by number and name; type either
 (a unique start of a name is enough; Least Score cards may be typed as ``3c 4d 5s``); ``?``
-lists the moves again, ``q`` leaves. End of input leaves cleanly.
+lists the moves again, ``q`` leaves. End of input leaves cleanly. Lines are folded at spaces to
+the terminal's width (``width``; 80 columns when the output is not the terminal).
 
 The session is driven by :class:`PlaySession` (``input_fn`` and ``output`` are injectable,
 which is how the tests play scripted games); :func:`play` is the one-call form.
@@ -20,6 +21,7 @@ which is how the tests play scripted games); :func:`play` is the one-call form.
 from __future__ import annotations
 
 import secrets
+import shutil
 import sys
 from typing import Any, Callable, Sequence, TextIO
 
@@ -29,16 +31,12 @@ from deckgym.agents.registry import make_agent
 from deckgym.playout import infostate_core, observe_for, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import seed_of
-from deckgym.terminal import Move, can_encode, normalize
-from leastscore_env.core import DECLARE
-from leastscore_env.terminal import LeastScoreText
-from racko_env.terminal import RackoText
+from deckgym.terminal import Move, can_encode, normalize, wrap
 
 __all__ = ["PlaySession", "play", "Move"]
 
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help", "moves"}
-_TEXTS = {"racko": RackoText, "leastscore": LeastScoreText}
 
 
 class _Quit(Exception):
@@ -49,7 +47,7 @@ class PlaySession:
     """One human seat against agents, on the game's core with one game (B = 1).
 
     Args:
-        game: ``"racko"`` or ``"leastscore"``.
+        game: a registered game's name (``"racko"``, ``"leastscore"``).
         vs: agent specs of the other seats in seat order after the human; the last one
             fills the remaining seats.
         players: table size (default: the rules' default, or more if ``vs`` names more).
@@ -57,13 +55,16 @@ class PlaySession:
         seat: the human's seat.
         rules_kwargs: other rules fields; ``match``: play a whole match instead of a round.
         input_fn: reads one line (``input``-like; raises ``EOFError`` at the end);
-        output: where the text goes.
+        output: where the text goes; width: the columns lines are folded to (default: the
+            terminal's width when printing to it, else 80).
+        deal: an explicit deal (``core.deal(seed, deal)``: hand-built positions for tests and
+            tutorials; such a game is not saved as a replay, which records seeds only).
     """
 
     def __init__(self, game: str, vs: Sequence[str] = (), players: int | None = None, seed: int | None = None,
                  seat: int = 0, rules_kwargs: dict[str, Any] | None = None, match: bool = False,
                  input_fn: Callable[[str], str] = input, output: TextIO | None = None,
-                 replays: str | None = None) -> None:
+                 replays: str | None = None, width: int | None = None, deal: dict | None = None) -> None:
         entry = game_entry(game)
         self.game = entry.name
         vs = list(vs) or ["random"]
@@ -99,15 +100,24 @@ class PlaySession:
             self.core, self.round_core = infostate_core(self.core), infostate_core(self.round_core)
         self.names = [f"player_{s}" for s in range(P)]
         self.labels = [f"you (player_{s})" if s == self.seat else f"player_{s} ({self.specs[s]})" for s in range(P)]
-        self.text = _TEXTS[self.game](self.core)
+        self.text = entry.spec.text(self.core)
         self.input_fn = input_fn
         self.output = output if output is not None else sys.stdout
+        if width is None:
+            width = shutil.get_terminal_size((80, 24)).columns if output is None else 80
+        if isinstance(width, bool) or not isinstance(width, int) or width < 20:
+            raise ValueError(f"width must be an int of at least 20 columns, got {width!r}")
+        self.width = width
+        if deal is not None and not isinstance(deal, dict):
+            raise ValueError(f"deal must be a dict of deal options, got {type(deal).__name__}")
+        self.deal = deal
         encoding = getattr(self.output, "encoding", None) or "utf-8"
         self.encoding = encoding if can_encode("", encoding) else "ascii"
         self.text.symbols = can_encode("\u2663\u2666\u2665\u2660", self.encoding)  # else letters
         self.state: Any = None
         self.events: list[str] = []
         self.round = 1
+        self.my_turns = 0  # the person's turns begun this round
         self.replays = replays  # a folder: the game is saved there as a replay (deckgym.replay)
         self.replay_path: str | None = None
 
@@ -116,8 +126,10 @@ class PlaySession:
         """``text`` as the output's encoding can print it (a character it lacks becomes ``?``)."""
         return text.encode(self.encoding, "replace").decode(self.encoding)
 
-    def say(self, line: str = "") -> None:
-        self.output.write(self._printable(line + "\n"))
+    def say(self, line: str = "", fold: bool = True) -> None:
+        """One line of text, folded to the width (one write: a folded line stays one line); ``fold=False``
+        keeps a line to copy whole (a file path) as it is."""
+        self.output.write(self._printable((wrap(line, self.width) if fold else line) + "\n"))
 
     def ask(self, prompt: str) -> str:
         self.output.write(self._printable(prompt))
@@ -154,7 +166,7 @@ class PlaySession:
     def run(self) -> dict[str, Any]:
         """Play to the end of the round (or match); returns the result (``quit`` if left early)."""
         P = self.core.num_players
-        self.state = self.core.init(1, self.seed)
+        self.state = self.core.init(1, self.seed) if self.deal is None else self.core.deal(self.seed, self.deal)
         self.record = self.new_record()
         try:
             return self._run(P)
@@ -163,7 +175,7 @@ class PlaySession:
 
     def new_record(self) -> Any:
         """The replay of this game (seat specs, ``human`` for the person), or ``None`` without a folder."""
-        if self.replays is None:
+        if self.replays is None or self.deal is not None:
             return None
         from deckgym.replay import GameRecord, make_header
 
@@ -176,7 +188,7 @@ class PlaySession:
         from deckgym.replay import play_path
 
         self.replay_path = self.record.write(play_path(self.replays, self.game, self.seed))
-        self.say(f"Saved the game as {self.replay_path} (watch it: deckgym view {self.replay_path}).")
+        self.say(f"Saved the game as {self.replay_path} (watch it: deckgym view {self.replay_path}).", fold=False)
 
     def _run(self, P: int) -> dict[str, Any]:
         self.say(f"{self.text.title}, {P} players, {'a match' if self.match else 'one round'}, seed {self.seed}.")
@@ -185,7 +197,6 @@ class PlaySession:
             self.say(line)
         self.say("Type a move's number or its name; ? lists the moves, q leaves.")
         partial: str | None = None
-        declarer: int | None = None
         out_told = False
         try:
             while True:
@@ -195,31 +206,33 @@ class PlaySession:
                     a = self.human_decision()
                 else:
                     a = self.agent_action(cur)
-                if self.game == "leastscore" and a == DECLARE:
-                    declarer = cur
                 before_step = self.state.take(np.array([0]))
                 if self.record is not None:
                     res = self.record.step(self.state, cur, a)
                 else:
                     res = self.core.step(self.state, np.array([a], dtype=np.int64))
                 over = bool(res.round_over[0])
+                if cur == self.seat and not over:
+                    line = self.text.own_step(a, before, self.my_view())
+                    if line:
+                        self.say(line)
                 if cur != self.seat and not out_told:
                     after = None if over else self.my_view()
                     line, partial = self.text.opponent_step(self.names[cur], a, before, after, partial, res)
                     if line:
                         self.events.append(line)
                 if over:
-                    in_round = [(self.seat + i) % P for i in range(P) if before["alive"][i]] \
-                        if self.game == "leastscore" else list(range(P))
+                    in_round = [int(s) for s in np.flatnonzero(self.core.alive(before_step)[0])]
                     if self.match:
                         self.round_core.step(before_step, np.array([a], dtype=np.int64))
                     else:
                         before_step = self.state
-                    self.end_of_round(res, declarer, sorted(in_round), before_step)
-                    declarer, partial = None, None
+                    self.end_of_round(res, cur, a, in_round, before_step)
+                    partial = None
                     if res.terminated[0] or res.truncated[0]:
                         return self.final(res)
                     self.round += 1
+                    self.my_turns = 0
                     self.say()
                     self.say(f"=== Round {self.round} ===")
                     if not self.core.alive(self.state)[0, self.seat] and not out_told:
@@ -235,17 +248,15 @@ class PlaySession:
         start_of_turn = v["phase"] == 0
         self.say()
         if start_of_turn:
-            self.say(f"--- Your turn ({self.names[self.seat]}), turn {v['turn'] + 1}"
+            # the person's own count: the table's turn counter would call a first turn "turn 2"
+            self.say(f"--- Your turn {self.my_turns + 1} ({self.names[self.seat]})"
                      + (f", round {self.round}" if self.match else "") + " ---")
-            if self.events:
-                self.say("Since your last turn:")
-                for e in self.events:
-                    self.say("  " + e)
-                self.events = []
+            self.tell_events()
+            self.my_turns += 1
             for line in self.text.view(v, self.labels, self.seat, self.match):
                 self.say(line)
         else:
-            for line in (self.text.rack_lines(v) if self.game == "racko" else self.text.hand_lines(v)):
+            for line in self.text.mid_turn(v):
                 self.say(line)
         moves = self.text.moves(v, self.core.legal_action_mask(self.state)[0])
         self.show_moves(moves)
@@ -262,6 +273,14 @@ class PlaySession:
                 self.say(f"You: {got.name}.")
                 return got.action
             self.say(f"Not a move: {got}. Type 1-{len(moves)}, a move's name, ? for the list or q to leave.")
+
+    def tell_events(self) -> None:
+        """What the others did since the person's last turn (before their first: since the deal)."""
+        if self.events:
+            self.say("Since your last turn:" if self.my_turns else "Since the deal:")
+            for e in self.events:
+                self.say("  " + e)
+            self.events = []
 
     def show_moves(self, moves: list[Move]) -> None:
         self.say("Moves:")
@@ -289,27 +308,16 @@ class PlaySession:
                    + ("; ..." if len(hits) > 3 else "") + ")"
         return f"{raw_quote(text)} is not a legal move now ({self.text.hint(v)})"
 
-    def end_of_round(self, res: Any, declarer: int | None, in_round: list[int], final: Any) -> None:
-        """The round's result; ``final`` is the state as the round ended, every hand shown (R8, L7)."""
+    def end_of_round(self, res: Any, last_seat: int, last_action: int, in_round: list[int], final: Any) -> None:
+        """The round's result (``last_*``: the move that ended it); ``final`` is the state as the round
+        ended, every hand shown (R8, L7)."""
         self.say()
-        if self.events:
-            self.say("Since your last turn:")
-            for e in self.events:
-                self.say("  " + e)
-            self.events = []
+        self.tell_events()
         self.say(f"=== End of round {self.round} ===")
-        if self.game == "leastscore":
-            lines = self.text.round_result(res, self.labels, self.seat, declarer, in_round)
-        else:
-            lines = self.text.round_result(res, self.labels, self.seat)
-        for line in lines + self.text.reveal(self.round_core.state_dict(final, 0), self.labels, self.seat, in_round):
+        lines = self.text.round_result(res, self.labels, self.seat, last_seat, last_action)
+        lines += self.text.reveal(self.round_core.state_dict(final, 0), self.labels, self.seat, in_round)
+        for line in lines + self.text.after_round(res, self.labels, self.seat):
             self.say(line)
-        if self.game == "leastscore" and self.match and not res.terminated[0]:
-            tot = res.total_points[0]
-            for s in range(self.core.num_players):
-                if tot[s] >= self.rules.elimination_score and tot[s] - res.round_points[0, s] < self.rules.elimination_score:
-                    self.say(f"You reached {self.rules.elimination_score} points: you are eliminated (L9)." if s == self.seat
-                             else f"{self.labels[s]} reached {self.rules.elimination_score} points and is eliminated (L9).")
 
     def final(self, res: Any) -> dict[str, Any]:
         winners = [int(s) for s in np.flatnonzero(res.winners[0])]

@@ -26,7 +26,6 @@ figures: steps, episodes, and violations per check. Exit status 1 if any check f
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.registration import game as game_entry
+from deckgym.registration import GAMES, game as game_entry
 
 __all__ = ["VARIANTS", "Variant", "soak", "main"]
 
@@ -47,154 +46,17 @@ class Variant:
     episode: str = "round"
 
 
-VARIANTS = [
-    Variant("racko_2p", "racko", {"num_players": 2}),
-    Variant("racko_3p", "racko", {"num_players": 3}),
-    Variant("racko_4p", "racko", {"num_players": 4}),
-    Variant("racko_2p_bonus_flip_deck50", "racko", {"num_players": 2, "bonus": True, "reshuffle": "flip",
-                                                    "deck_size": 50, "max_turns": 60}),
-    Variant("racko_4p_partners", "racko", {"num_players": 4, "partners": True}),
-    Variant("racko_2p_match_short", "racko", {"num_players": 2, "target_score": 60, "max_turns": 100}, "match"),
-    Variant("racko_4p_partners_match", "racko", {"num_players": 4, "partners": True, "target_score": 300}, "match"),
-    Variant("leastscore_2p", "leastscore", {"num_players": 2}),
-    Variant("leastscore_4p", "leastscore", {"num_players": 4}),
-    Variant("leastscore_8p", "leastscore", {"num_players": 8}),
-    Variant("leastscore_4p_suited_3card_strict", "leastscore", {"num_players": 4, "sequence_same_suit": True,
-                                                                "sequence_lengths": (3, 4, 5), "hand_size": 3,
-                                                                "tie_wins": False, "max_turns": 40}),
-    Variant("leastscore_4p_match", "leastscore", {"num_players": 4, "elimination_score": 50}, "match"),
-    Variant("leastscore_6p_match_cap_continues", "leastscore", {"num_players": 6, "elimination_score": 25,
-                                                                "cap_ends_match": False, "max_turns": 30}, "match"),
-]
-
-
-# -- the game-specific checks -------------------------------------------------------------------
-def racko_cards_ok(core: Any, st: Any) -> np.ndarray:
-    """(B,) bool: the racks and the piles hold every card 1..N exactly once."""
-    B, K = st.piles.shape[0], core.pile_size
-    cards = np.concatenate([np.abs(st.racks.astype(np.int16)).reshape(B, -1), st.piles[:, :K]], axis=1)
-    return (np.sort(cards, axis=1) == np.arange(1, core.deck_size + 1)).all(axis=1) & (st.piles[:, K] == 0)
-
-
-def racko_hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.random.Generator) -> Any:
-    """A copy of ``st`` with every card ``seat`` (per game) cannot see permuted among the hidden places."""
-    B, P, K = st.piles.shape[0], core.num_players, core.pile_size
-    vals = np.concatenate([st.racks.reshape(B, P * 10).astype(np.int16), st.piles[:, :K].astype(np.int16)], axis=1)
-    M = vals.shape[1]
-    owner = np.repeat(np.arange(P), 10)
-    hidden = np.zeros((B, M), bool)
-    hidden[:, : P * 10] = (owner[None, :] != seat[:, None]) & (vals[:, : P * 10] > 0)  # not publicly known
-    s = st.disc_n.astype(np.int64)
-    h = (st.phase != 0).astype(np.int64)
-    col = np.arange(K)[None, :]
-    hidden[:, P * 10:] = col < (K - s - h)[:, None]  # the draw pile
-    drawn = (st.phase == 2) & (st.player != seat)  # a card an opponent drew from the pile
-    hidden[:, P * 10:] |= drawn[:, None] & (col == (K - s - 1)[:, None])
-    out = st.copy()
-    new = _permute_hidden(vals, hidden, rng)
-    out.racks[:] = new[:, : P * 10].reshape(B, P, 10).astype(st.racks.dtype)
-    out.piles[:, :K] = new[:, P * 10:].astype(st.piles.dtype)
+def _variants() -> list[Variant]:
+    """Every registered game's soak variants (its descriptor's ``invariants.VARIANTS``), named ``<game>_<name>``."""
+    out = []
+    for name, entry in GAMES.items():
+        if entry.spec.invariants is None:
+            continue
+        out += [Variant(f"{name}_{v}", name, dict(rules), episode) for v, rules, episode in entry.spec.invariants_module().VARIANTS]
     return out
 
 
-def _permute_hidden(vals: np.ndarray, hidden: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Per row, the values at the ``hidden`` columns randomly permuted among those columns."""
-    B, M = vals.shape
-    idx = np.arange(M, dtype=np.float64)
-    order_a = np.argsort(np.where(hidden, idx, M + idx), axis=1)  # hidden columns first, in order
-    order_b = np.argsort(np.where(hidden, rng.random((B, M)), M + idx), axis=1)  # hidden first, shuffled
-    rows = np.arange(B)[:, None]
-    new = vals.copy()
-    new[rows, order_a] = vals[rows, order_b]
-    return new
-
-
-def _bits_matrix(bits: np.ndarray) -> np.ndarray:
-    """(...,) 52-bit int64 sets → (..., 52) bool."""
-    b = np.ascontiguousarray(bits, dtype=np.int64)
-    return np.unpackbits(b.view(np.uint8).reshape(b.shape + (8,)), axis=-1, count=52, bitorder="little").astype(bool)
-
-
-def _deck_matrix(st: Any) -> np.ndarray:
-    """(B, 52) bool: the cards still face down in the deck."""
-    B = st.deck.shape[0]
-    live = np.arange(st.deck.shape[1])[None, :] >= st.top.astype(np.int64)[:, None]
-    live &= st.deck < 52
-    out = np.zeros((B, 53), bool)
-    out[np.nonzero(live)[0], st.deck[live].astype(np.int64)] = True
-    return out[:, :52]
-
-
-def leastscore_cards_ok(core: Any, st: Any) -> np.ndarray:
-    """(B,) bool: hands, floor, pending discards, dead pile and deck hold the 52 cards once each,
-    and every hand's card word holds the cards of its bit set."""
-    from leastscore_env.core import hand_word_bits
-
-    places = np.concatenate([st.hand_bits, st.floor_bits[:, None], st.pending_bits[:, None], st.dead[:, None]], axis=1)
-    count = _bits_matrix(places).sum(axis=1) + _deck_matrix(st)
-    words_ok = (hand_word_bits(st.hands) == st.hand_bits).all(axis=1)
-    floor_ok = hand_word_bits(st.floor) == st.floor_bits
-    return (count == 1).all(axis=1) & words_ok & floor_ok
-
-
-def leastscore_hidden_shuffle(core: Any, st: Any, seat: np.ndarray, rng: np.random.Generator) -> Any:
-    """A copy of ``st`` in which the opponents' cards not publicly known and the deck are
-    dealt again at random (each opponent keeps its hand size and its known cards)."""
-    from leastscore_env.core import PAD, words_of
-
-    B, P = st.hands.shape
-    rows = np.arange(B)
-    deck = _deck_matrix(st)
-    unknown = np.where(np.arange(P)[None, :] != seat[:, None], st.hand_bits & ~st.known, 0)
-    pool = deck | _bits_matrix(np.bitwise_or.reduce(unknown, axis=1))
-    idx = np.arange(52, dtype=np.float64)
-    perm = np.argsort(np.where(pool, rng.random((B, 52)), 52 + idx), axis=1)  # hidden cards first, shuffled
-    out = st.copy()
-    off = np.zeros(B, np.int64)
-    j = np.arange(5)[None, :]
-    for q in range(P):  # over seats, not games
-        u = np.bitwise_count(unknown[:, q].view(np.uint64)).astype(np.int64)
-        take = j < u[:, None]
-        cards = perm[rows[:, None], np.minimum(off[:, None] + j, 51)]
-        new_bits = np.bitwise_or.reduce(np.where(take, np.left_shift(np.int64(1), cards), 0), axis=1)
-        bits = np.where(seat == q, st.hand_bits[:, q], (st.hand_bits[:, q] & st.known[:, q]) | new_bits)
-        sorted_cards = np.sort(np.where(_bits_matrix(bits), np.arange(52), PAD), axis=1)[:, :5]
-        out.hands[:, q] = words_of(sorted_cards.astype(np.uint8))
-        out.hand_bits[:, q] = bits
-        off += np.where(seat == q, 0, u)
-    top = st.top.astype(np.int64)
-    col = np.arange(st.deck.shape[1])[None, :]
-    in_deck = (col >= top[:, None]) & (col < 52)
-    src = np.clip(off[:, None] + col - top[:, None], 0, 51)
-    out.deck[:] = np.where(in_deck, perm[rows[:, None], src], st.deck).astype(st.deck.dtype)
-    legal_of = getattr(core, "_legal_of", None)
-    if legal_of is not None:  # the opponents' legal discards follow their new hands
-        mover_legal = st.legal[rows, st.cur.astype(np.int64)]
-        out.legal[:] = legal_of(out.hands)
-        out.legal[rows, st.cur.astype(np.int64)] = mover_legal
-    return out
-
-
-def racko_bucket_moves(core: Any, st: Any, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Nine placements in ten go to the card's bucket slot (still legal: any slot is): uniformly
-    random play almost never builds an increasing rack, so rounds would only end at the cap
-    and the win-and-bonus code would go unexercised."""
-    K = core.pile_size
-    rows = np.arange(st.piles.shape[0])
-    hand = st.piles[rows, np.clip(K - st.disc_n.astype(np.int64) - 1, 0, K)].astype(np.int64)
-    bucket = 2 + np.minimum(9, (hand - 1) * 10 // core.deck_size)
-    place = (st.phase != 0) & (rng.random(rows.size) < 0.9)
-    return np.where(place, bucket, actions)
-
-
-def uniform_moves(core: Any, st: Any, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    return actions
-
-
-CHECKS = {
-    "racko": (racko_cards_ok, racko_hidden_shuffle, racko_bucket_moves),
-    "leastscore": (leastscore_cards_ok, leastscore_hidden_shuffle, uniform_moves),
-}
+VARIANTS = _variants()
 
 
 # -- the soak loop --------------------------------------------------------------------------------
@@ -202,7 +64,8 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
     """Play ``steps`` random legal agent-steps of ``variant`` on ``batch`` games; count violations."""
     entry = game_entry(variant.game)
     core = entry.make_core(entry.make_rules(**variant.rules), episode=variant.episode, reward="win")
-    cards_ok, hidden_shuffle, moves = CHECKS[variant.game]
+    checks = entry.spec.invariants_module()
+    cards_ok, hidden_shuffle, moves = checks.cards_ok, checks.hidden_shuffle, checks.moves
     rng = np.random.default_rng(seed)
     st = core.init(batch, seed)
     P = core.num_players
@@ -289,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         from deckgym.checks import check_output_file
 
         try:
-            check_output_file(args.json, "--json")
+            check_output_file(args.json, "--json", (".json",))
         except ValueError as exc:
             p.error(str(exc))
     results = []
@@ -303,9 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(sum(r["violations"].values()) for r in results)
     print(f"{len(results)} variants, {sum(r['agent_steps'] for r in results):,} agent-steps, {total} violations")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"command": "python -m deckgym.evaluation.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
-                       "results": results, "violations": total}, f, indent=2)
+        from deckgym.outputs import write_json
+
+        write_json(args.json, {"command": "python -m deckgym.evaluation.soak " + " ".join(argv if argv is not None
+                                                                                          else sys.argv[1:]),
+                               "results": results, "violations": total})
     return 1 if total else 0
 
 

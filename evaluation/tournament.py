@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from deckgym.evaluation.arena import AgentResult, evaluate
+from deckgym.evaluation.arena import AgentResult, evaluate, save_figure
 from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
 
 
@@ -87,18 +87,21 @@ MEAN_RATING = 1500.0  # the ratings' mean (bradley_terry_elo centres them there)
 
 
 def short_name(spec: str) -> str:
-    """``ppo:models/racko_2p.zip`` → ``ppo:racko_2p``, ``rllib:models/racko_2p_rllib`` →
-    ``rllib:racko_2p_rllib`` (column headers, chart labels)."""
+    """``ppo:models/racko_2p.safetensors`` → ``ppo:racko_2p``, ``rllib:runs/x/model?allow_pickle=true``
+    → ``rllib:model`` (column headers, chart labels)."""
     for prefix in ("ppo:", "rllib:"):
         if spec.startswith(prefix):
-            base = os.path.basename(spec[len(prefix):].rstrip("/\\"))
-            return prefix + (base[:-4] if base.endswith(".zip") else base)
+            base = os.path.basename(spec[len(prefix):].partition("?")[0].rstrip("/\\"))
+            for ext in (".safetensors", ".zip"):
+                base = base[:-len(ext)] if base.endswith(ext) else base
+            return prefix + base
     return spec
 
 
 def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: int = 2,
                rules_kwargs: dict[str, Any] | None = None,
-               progress: Callable[[int], None] | None = None) -> TournamentReport:
+               progress: Callable[[int], None] | None = None,
+               decisions: Callable[[int, int], None] | None = None) -> TournamentReport:
     """Play every pair of ``specs`` against each other; see the module docstring."""
     if len(set(specs)) != len(specs) or len(specs) < 2:
         raise ValueError(f"a tournament needs at least two distinct agents, got {specs}")
@@ -109,7 +112,7 @@ def tournament(game: str, specs: list[str], deals: int, seed: int = 0, players: 
     for i, j in itertools.combinations(range(k), 2):
         lineup = [specs[i], specs[j]] * (players // 2) + [specs[i]] * (players % 2)
         res = evaluate(game, lineup, deals=deals, seed=seed, players=players, rules_kwargs=rules_kwargs,
-                       progress=progress)
+                       progress=progress, decisions=decisions)
         report.rules = res.rules
         by = {a.name: a for a in res.agents}
         wa, wb = by[specs[i]].wins, by[specs[j]].wins
@@ -172,5 +175,4 @@ def save_tournament_chart(report: TournamentReport, path: str) -> None:
     ax2.set_title("rating (Elo scale, mean 1500)")
     fig.suptitle(f"{report.game}, {report.players} players, {report.deals} duplicate deals per pair")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

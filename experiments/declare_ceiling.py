@@ -22,7 +22,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from deckgym.evaluation.ratings import wilson_interval
 
 

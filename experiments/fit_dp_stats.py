@@ -32,7 +32,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from leastscore_env.dp import HAND_SIZES, MAX_TOTAL, NMAX
 
 

@@ -1,7 +1,7 @@
 """How closely a network can imitate a search teacher, against how closely the teacher
 imitates itself, with and without the public history in the network's input.
 
-    python -m experiments.imitation_ceiling --model models/racko_2p.zip --steps 400 --seed 11
+    python -m experiments.imitation_ceiling --model models/racko_2p.safetensors --steps 400 --seed 11
 
 A network (``--model``, sampling from its policy) plays the learner's seat of ``--envs`` Rack-O
 games against lookahead and sequence; on every state it reaches the teacher (``--teacher``)
@@ -149,7 +149,7 @@ def arena_of_fits(d: dict[str, np.ndarray], args: argparse.Namespace, hidden: li
             policy.set_training_mode(True)
             fit_targets(policy.parameters(), log_probs, d["obs"], d["masks"], target, args.epochs, args.seed, 1024)
             policy.set_training_mode(False)
-            path = save_model(model, os.path.join(tmp, "net.zip"), meta)
+            path = save_model(model, os.path.join(tmp, "net.safetensors"), meta)
             rep = evaluate("racko", [f"ppo:{path}", "racko:lookahead"], deals=args.arena, seed=0, players=2)
             a = next(x for x in rep.agents if x.name.startswith("ppo:"))
             print(f"network fitted to the {name}, vs racko:lookahead over {args.arena} deals: {a.win_rate:.3f} "
@@ -170,7 +170,7 @@ def _mean(x: np.ndarray) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", required=True, help="the network that plays (a deckgym PPO model, Rack-O 2p)")
+    ap.add_argument("--model", required=True, help="the network that plays (a policy file, Rack-O 2p)")
     ap.add_argument("--teacher", default="racko:search")
     ap.add_argument("--steps", type=int, default=400, help="decisions per game row")
     ap.add_argument("--envs", type=int, default=64)

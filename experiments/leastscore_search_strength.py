@@ -25,7 +25,8 @@ from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from deckgym.evaluation.ratings import wilson_interval
 from leastscore_env.cards import NUM_CARDS
-from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.state import LeastScoreState
 
@@ -34,7 +35,7 @@ def true_worlds(st: LeastScoreState, rows: np.ndarray, k: int, rng: np.random.Ge
     """``k`` copies of games ``rows`` in the mover's frame (mover = seat 0), the deck reshuffled."""
     sub = strip_history(st).take(np.repeat(rows, k))
     R, P = sub.hands.shape
-    cur = sub.cur.astype(np.int64)
+    cur = sub.player.astype(np.int64)
     ego = (cur[:, None] + np.arange(P)[None, :]) % P
     r = np.arange(R)[:, None]
     for f in ("hands", "hand_bits", "legal", "known", "scores"):
@@ -42,7 +43,7 @@ def true_worlds(st: LeastScoreState, rows: np.ndarray, k: int, rng: np.random.Ge
     alive = (sub.alive.astype(np.int64)[:, None] >> ego) & 1
     sub.alive[:] = (alive << np.arange(P)).sum(axis=1)
     sub.first[:] = (sub.first.astype(np.int64) - cur) % P
-    sub.cur[:] = 0
+    sub.player[:] = 0
     top = sub.top.astype(np.int64)
     col = np.arange(NUM_CARDS + 1)[None, :]
     keys = np.where(col < top[:, None], -1.0, np.where(col < NUM_CARDS, rng.random((R, NUM_CARDS + 1)), 2.0))

@@ -34,11 +34,11 @@ def true_worlds(core: RackoCore, st: RackoState, rows: np.ndarray, k: int, rng: 
     P, K = core.num_players, core.pile_size
     sub = st.take(np.repeat(rows, k))
     fields = {f: getattr(sub, f) for f in ("racks", "piles", "disc_n", "phase", "player", "dealer", "turn", "pub",
-                                            "totals", "rng_key", "rng_counter")}
+                                            "scores", "rng_key", "rng_counter")}
     R = len(sub.disc_n)
     ego = (sub.player.astype(np.int64)[:, None] + np.arange(P)[None, :]) % P
     fields["racks"] = sub.racks[np.arange(R)[:, None], ego]
-    fields["totals"] = sub.totals[np.arange(R)[:, None], ego]
+    fields["scores"] = sub.scores[np.arange(R)[:, None], ego]
     fields["dealer"] = (sub.dealer.astype(np.int64) - sub.player) % P
     fields["player"] = np.zeros(R, np.int8)
     d = K - sub.disc_n.astype(np.int64) - (sub.phase != CHOOSE)

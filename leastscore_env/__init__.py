@@ -12,7 +12,8 @@ from leastscore_env.cards import (
     parse_card,
     parse_cards,
 )
-from leastscore_env.core import LeastScoreCore, LeastScoreState
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import LeastScoreState
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.env import env, raw_env  # noqa: E402  (the function shadows the submodule name, as in PettingZoo)
 

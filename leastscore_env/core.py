@@ -21,31 +21,49 @@ the pieces, one module per concept:
 * :mod:`leastscore_env.scoring`: round and match ends (L8–L10);
 * :mod:`leastscore_env.observation`: observations and ``obs_view``;
 * :mod:`leastscore_env.sampling`: uniformly random legal actions.
+
+The full state as one flat float32 vector (``state_array``, the PettingZoo env's ``state()``,
+for centralised critics: every card, hidden or not), absolute seats, ``state_slices`` giving
+each field's place (``P`` players; card sets are 52 flags indexed by card id,
+:mod:`leastscore_env.cards`):
+
+============  =====  ===============================================================
+field         size   encoding
+============  =====  ===============================================================
+``hands``     P·52   seat 0 first: 1 if the seat holds that card
+``known``     P·52   1 if the seat is publicly known to hold it (taken from the floor)
+``floor``     52     the floor of the player to move (the previous player's discards)
+``pending``   52     the mover's discards this turn (draw phase; the next floor)
+``deck``      52     the deck, top first: (card id + 1) / 52 (0 past its end)
+``dead``      52     the dead pile (L4, L6)
+``seen``      52     every card face up this round
+``scores``    P      totals / elimination_score (L9; a total may pass it by one round's
+                     points, so ``state_high`` is above 1 there)
+``alive``     P      1 if the seat is still in the game (L9)
+``player``    P      one-hot: the seat to move
+``first``     P      one-hot: the seat that started the round
+``phase``     2      one-hot: discard (or declare), draw (L4)
+``turn``      1      completed turns this round / max_turns (L10)
+============  =====  ===============================================================
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, check_core_options, check_game_index
+from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, StepResult, check_core_options, check_game_index
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.dealing import LeastScoreDealing
-from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_discard_table, legal_of
+from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_of
 from leastscore_env.observation import LeastScoreObservation
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
-from leastscore_env.state import (ACTION_NAMES, DECLARE, DRAW_DECK, HAND_MAX, NUM_ACTIONS, PAD_WORD, PHASE_NAMES,
-                                  TAKE_FLOOR, LeastScoreState, empty_state)
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE, hand_word_bits, words_of
-from leastscore_env.turn import LeastScoreTurns
+from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreState, empty_state
+from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE
+from leastscore_env.turn import LeastScoreTurns, result_zeros
 
-__all__ = [
-    "LeastScoreCore", "LeastScoreState", "legal_discard_table", "hand_word_bits",
-    "NUM_ACTIONS", "DECLARE", "DRAW_DECK", "TAKE_FLOOR", "ACTION_NAMES", "HAND_MAX", "PAD", "PAD_WORD", "words_of",
-]
+__all__ = ["LeastScoreCore"]
 
 _I64 = np.int64
 
@@ -87,24 +105,18 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         self._arangeP = np.arange(P, dtype=_I64)
         self._arangeP_col = self._arangeP[:, None].copy()
         self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
-        self._cache = SizeCache(self._make_bases)
+        self._step_buffers = SizeCache(self._make_bases)
         self._mask_rows: dict[int, np.ndarray] = {}
         self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
-        self._nothing = self._new_result(1)
-        for arr in (self._nothing.rewards, self._nothing.terminated, self._nothing.truncated, self._nothing.round_over,
-                    self._nothing.round_points, self._nothing.total_points, self._nothing.winners,
-                    *self._nothing.extra.values()):
-            arr.flags.writeable = False
+        self._nothing = result_zeros(1, P, writeable=False)
         self._init_deal_tables()
         self._init_scoring_tables()
         self._init_observation()
+        self._init_state_array()
 
     # ------------------------------------------------------------------ helpers
-    def _bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(arange(n), arange(n) * P, arange(n) * 53), cached per batch size."""
-        return self._cache.get(n)
-
     def _make_bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The step's per-batch-size bases: (arange(n), arange(n) * P, arange(n) * 53)."""
         ar = np.arange(n, dtype=_I64)
         return ar, ar * self.num_players, ar * (NUM_CARDS + 1)
 
@@ -129,7 +141,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     # ------------------------------------------------------------------ contract: queries
     def current_player(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
-        return state.cur.astype(_I64)
+        return state.player.astype(_I64)
 
     def phase(self, state: LeastScoreState) -> np.ndarray:
         """``(B,)`` int64: 0 = discard or declare, 1 = draw (L4): an index into ``phase_names``."""
@@ -175,6 +187,52 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         return mask
 
     # ------------------------------------------------------------------ readable state
+    def empty_result(self, state: LeastScoreState) -> StepResult:
+        """What a step that ended nothing reports for ``state``'s games: zeros and False, but
+        ``total_points``, the totals the games hold (the AEC env's round infos before a round ends)."""
+        res = result_zeros(state.phase.shape[0], self.num_players)
+        res.total_points[:] = state.scores
+        return res
+
+    def _init_state_array(self) -> None:
+        P, r, C = self.num_players, self.rules, NUM_CARDS
+        sizes = (("hands", P * C), ("known", P * C), ("floor", C), ("pending", C), ("deck", C), ("dead", C),
+                 ("seen", C), ("scores", P), ("alive", P), ("player", P), ("first", P), ("phase", 2), ("turn", 1))
+        self.state_slices, off = {}, 0
+        for name, n in sizes:
+            self.state_slices[name] = slice(off, off + n)
+            off += n
+        self.state_size = off
+        self.state_low = np.zeros(off, np.float32)
+        self.state_high = np.ones(off, np.float32)
+        self.state_high[self.state_slices["scores"]] = (r.elimination_score - 1 + r.penalty + 50) / r.elimination_score
+
+    def state_array(self, state: LeastScoreState) -> np.ndarray:
+        """``(B, state_size)`` float32: the full state of every game, hidden cards included
+        (layout in the module docstring; ``state_slices``). No loop over games."""
+        B, P, C = state.phase.shape[0], self.num_players, NUM_CARDS
+        out = np.zeros((B, self.state_size), np.float32)
+        sl, rows = self.state_slices, np.arange(B)
+
+        def flags(sets: np.ndarray) -> np.ndarray:  # 52-bit int64 sets → (..., 52) 0/1
+            b = np.unpackbits(np.ascontiguousarray(sets, dtype="<i8").view(np.uint8), bitorder="little")
+            return b.reshape(sets.shape + (64,))[..., :C]
+
+        out[:, sl["hands"]] = flags(state.hand_bits).reshape(B, -1)
+        out[:, sl["known"]] = flags(state.known).reshape(B, -1)
+        for name, sets in (("floor", state.floor_bits), ("pending", state.pending_bits), ("dead", state.dead),
+                           ("seen", state.seen)):
+            out[:, sl[name]] = flags(sets)
+        j = np.arange(C)[None, :] + state.top.astype(_I64)[:, None]  # deck[top:52], top first
+        deck = state.deck[rows[:, None], np.minimum(j, C)].astype(np.float32)
+        out[:, sl["deck"]] = np.where(j < C, deck + 1, 0) / C
+        out[:, sl["scores"]] = state.scores / self.rules.elimination_score
+        out[:, sl["alive"]] = self.alive(state)
+        for name, idx in (("player", state.player), ("first", state.first), ("phase", state.phase)):
+            out[rows, sl[name].start + idx.astype(_I64)] = 1.0
+        out[:, sl["turn"]] = (state.turn / self.rules.max_turns)[:, None]
+        return out
+
     def state_dict(self, state: LeastScoreState, b: int = 0) -> dict:
         """The full state of game ``b`` (hidden cards included): for critics and debugging."""
         b = check_game_index(b, state.phase.shape[0])
@@ -198,7 +256,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
             "seen": cardset(s.seen[b]),
             "scores": [int(x) for x in s.scores[b]],
             "alive": [bool(x) for x in self._alive_bool[s.alive[b]]],
-            "current_player": int(s.cur[b]),
+            "current_player": int(s.player[b]),
             "first_player": int(s.first[b]),
             "phase": self.phase_names[int(s.phase[b])],
             "turn": int(s.turn[b]),

@@ -241,13 +241,13 @@ class LeastScoreDealing:
         s.top[g] = top
         s.seen[g] = upbit
         s.dead[g] = 0
-        s.cur[g] = first
+        s.player[g] = first
         s.first[g] = first
         s.phase[g] = 0
         s.turn[g] = 0
         s.round[g] += 1
         s.over[g] = False
-        s.mask[g] = legal.take(self._bases(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
+        s.mask[g] = legal.take(self._step_buffers.get(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
 
     def deal(self, seed: int, options: dict) -> LeastScoreState:
         """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.
@@ -339,7 +339,7 @@ class LeastScoreDealing:
         s.top[0] = top
         s.seen[0] = s.floor_bits[0]
         s.scores[0] = scores
-        s.cur[0] = s.first[0] = first
+        s.player[0] = s.first[0] = first
         s.round[0] = 1
         s.mask[0] = s.legal[0, first]
         return s

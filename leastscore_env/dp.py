@@ -38,7 +38,7 @@ import numpy as np
 
 from leastscore_env import plan as pl
 from leastscore_env.cards import NUM_RANKS, RANK_VALUE
-from leastscore_env.core import HAND_MAX, NUM_ACTIONS
+from leastscore_env.state import HAND_MAX, NUM_ACTIONS
 from leastscore_env.plan_constants import DPTables
 
 MAX_TOTAL = pl.MAX_SUM  # 50: the largest hand total

@@ -98,7 +98,9 @@ players. Use `env.unwrapped.core.obs_view(obs)` to decode a batch into named arr
 | +1              | 1         | turn          | completed turns this round / max_turns                        |
 
 Nothing hidden is ever in an observation: not an opponent's card drawn from the deck, not
-the order of the deck. `env.state()` returns everything (for critics and debugging).
+the order of the deck. `env.state()` returns everything as a flat float32 vector in
+`env.state_space`, for centralised critics (layout: `leastscore_env.core`,
+`core.state_slices`); `env.state_dict()` the same in readable form, for debugging.
 
 ### Information state (`obs="infostate"`, layout version 1)
 
@@ -118,7 +120,8 @@ seat in ego order the round's public history. With O the default size (obs_size 
 ### Rewards
 
 `"win"`, `episode="round"`: at the end of the round, `+1` for each winner and `-k/(P-k)` for
-each loser (`k` winners; everybody 0 if all or nobody win, e.g. a truncated round).
+each loser (`k` winners; everybody 0 if all or nobody win). A round truncated by the L10
+cap has no winner (nobody declared; everybody scores 0), so its rewards are all 0.
 `"win"`, `episode="match"`: an eliminated player leaves the game (it is removed from
 `agents` after its dead step), so it is paid at once: `-1/(P-1)` on the step it is
 eliminated (the zero-sum loser's value with one winner); when the match ends the winner
@@ -132,7 +135,9 @@ eliminated). `"points"`: when a round ends, each player receives minus its round
 ### Round results in infos
 
 When a round ends every agent's info gets `round_points`, `total_points` and `hand_total`
-(the L1 total of its hand when the round ended).
+(the L1 total of its hand when the round ended). The keys are there from `reset` on, with
+neutral values until a round ends (0; `total_points` the deal's totals), with
+`illegal_move`, `illegal_action` and `illegal_actions` (`deckgym.aec`).
 
 ### Explicit deals
 

@@ -40,9 +40,9 @@ def mask_rows(masks, b: int) -> np.ndarray:
 
 def layout(core) -> np.ndarray:
     """The offsets ``L`` of ``core``'s observation rows (see the module doc)."""
-    L, r = core.obs_layout, core.rules
-    return np.array([core.num_players, L["hand_slots"][0], L["opp_hand_size"][0], L["alive"][0], L["phase"][0],
-                     L["can_declare"][0], L["turn"][0], r.hand_size, r.max_turns], dtype=np.int64)
+    L, r = core.obs_slices, core.rules
+    return np.array([core.num_players, L["hand_slots"].start, L["opp_hand_size"].start, L["alive"].start,
+                     L["phase"].start, L["can_declare"].start, L["turn"].start, r.hand_size, r.max_turns], dtype=np.int64)
 
 
 @njit(cache=True)

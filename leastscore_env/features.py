@@ -61,7 +61,8 @@ import numpy as np
 
 from deckgym.core import obs_rows
 from leastscore_env.cards import NUM_CARDS, VALUE
-from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
+from leastscore_env.legality import legal_discard_table
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
 from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
 from leastscore_env.plan import expect_plan, rules_kwargs
 

@@ -1,16 +1,10 @@
 """Least Score information-state observations (``LeastScoreCore(rules, obs="infostate")``):
 what a player with perfect recall knows, as a fixed-size float32 vector, layout version 1.
 
-It is the default observation (:mod:`leastscore_env.env`) followed by the public history of
-the round, per seat in ego order (me first, then the seats after me in turn order):
-
-===========  ======  ================================================================
-field        size    encoding
-===========  ======  ================================================================
-``thrown``   P·52    card id c: 1 if that seat threw card c this round (L4, L5)
-``picked``   P·52    card id c: 1 if that seat took card c from the floor this round
-``draws``    P       cards that seat drew from the deck this round / 52
-===========  ======  ================================================================
+It is the default observation followed by the public history of the round, per seat in ego
+order (me first, then the seats after me in turn order). The layout (fields, offsets, sizes,
+encodings) is written once, in :mod:`leastscore_env.env` (section "Information state"), and
+built here by ``_init_observation`` in the same order (a test compares the two).
 
 With the default observation's ``opp_known`` (the picked cards still held) this is what the
 table has seen each player do. ``obs_view`` decodes the history as bool ``(B, P, 52)`` card
@@ -52,9 +46,9 @@ class LeastScoreInfoCore(LeastScoreCore):
         super()._init_observation()
         P = self.num_players
         off = self.base_obs_size
-        self.obs_layout = dict(self.obs_layout)
+        self.obs_slices = dict(self.obs_slices)
         for name, n in (("thrown", 52 * P), ("picked", 52 * P), ("draws", P)):
-            self.obs_layout[name] = (off, off + n)
+            self.obs_slices[name] = slice(off, off + n)
             off += n
         self.obs_size = off
         extra = off - self.base_obs_size
@@ -98,7 +92,7 @@ class LeastScoreInfoCore(LeastScoreCore):
             actions = self.check_actions(st, actions)
         a = np.asarray(actions, dtype=np.int64).reshape(-1)
         rows = np.arange(len(a))
-        p = st.cur.astype(np.intp)
+        p = st.player.astype(np.intp)
         phase = st.phase.copy()
         known = st.known[rows, p].copy()
         res = super().step(st, a, check=False)
@@ -128,10 +122,10 @@ class LeastScoreInfoCore(LeastScoreCore):
         obs[:, :O] = LeastScoreCore.observe(self, st, seat if B > 1 else int(np.asarray(seat).reshape(-1)[0]))
         ego = np.broadcast_to((np.asarray(seat).reshape(-1, 1) + np.arange(P)[None, :]) % P, (B, P))
         rows = np.arange(B)[:, None]
-        lay = self.obs_layout
-        obs[:, slice(*lay["thrown"])] = _onehot(st.thrown[rows, ego]).reshape(B, -1)
-        obs[:, slice(*lay["picked"])] = _onehot(st.picked[rows, ego]).reshape(B, -1)
-        obs[:, slice(*lay["draws"])] = st.draws[rows, ego] * np.float32(1.0 / 52)
+        lay = self.obs_slices
+        obs[:, lay["thrown"]] = _onehot(st.thrown[rows, ego]).reshape(B, -1)
+        obs[:, lay["picked"]] = _onehot(st.picked[rows, ego]).reshape(B, -1)
+        obs[:, lay["draws"]] = st.draws[rows, ego] * np.float32(1.0 / 52)
         return obs
 
     def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
@@ -145,8 +139,8 @@ class LeastScoreInfoCore(LeastScoreCore):
                              f"or (B, {self.base_obs_size}) (default), got {obs.shape}")
         view = super().obs_view(obs[:, : self.base_obs_size])
         B, P = obs.shape[0], self.num_players
-        lay = self.obs_layout
-        view["thrown"] = obs[:, slice(*lay["thrown"])].reshape(B, P, 52) > 0.5
-        view["picked"] = obs[:, slice(*lay["picked"])].reshape(B, P, 52) > 0.5
-        view["draws"] = np.rint(obs[:, slice(*lay["draws"])] * 52).astype(np.int64)
+        lay = self.obs_slices
+        view["thrown"] = obs[:, lay["thrown"]].reshape(B, P, 52) > 0.5
+        view["picked"] = obs[:, lay["picked"]].reshape(B, P, 52) > 0.5
+        view["draws"] = np.rint(obs[:, lay["draws"]] * 52).astype(np.int64)
         return view

@@ -71,15 +71,15 @@ class LeastScoreObservation:
 
     def _init_observation(self) -> None:
         rules, P = self.rules, self.num_players
-        self._obs_cache = SizeCache(self._make_obs_scratch)
+        self._obs_buffers = SizeCache(self._make_obs_scratch)
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
-        self.obs_layout: dict[str, tuple[int, int]] = {}
+        self.obs_slices: dict[str, slice] = {}
         off = 0
         for name in ("hand_mask", "floor", "discard", "seen", "dead"):
-            self.obs_layout[name] = (off, off + 52)
+            self.obs_slices[name] = slice(off, off + 52)
             off += 52
-        self.obs_layout["opp_known"] = (off, off + 52 * (P - 1))
+        self.obs_slices["opp_known"] = slice(off, off + 52 * (P - 1))
         off = 52 * K
         for name, n in [
             ("hand_slots", 5 * 3),
@@ -92,7 +92,7 @@ class LeastScoreObservation:
             ("deck_size", 1),
             ("turn", 1),
         ]:
-            self.obs_layout[name] = (off, off + n)
+            self.obs_slices[name] = slice(off, off + n)
             off += n
         self.obs_size = self.base_obs_size = off  # (an information-state core appends to obs_size)
         # B = 1 path: ego orders as lists, the per-entry scale of the non-card observation
@@ -121,14 +121,13 @@ class LeastScoreObservation:
         # (right if negative) for (k, sh) in _obs_pack[j]
         nw = self._obs_nw = (52 * K + 63) // 64
         self._obs_pack = [[(k, 52 * k - 64 * j) for k in range(K) if -52 < 52 * k - 64 * j < 64] for j in range(nw)]
-        self._o_slots = self.obs_layout["hand_slots"][0]
-        self._o_rest = self.obs_layout["opp_hand_size"][0]
+        self._o_slots = self.obs_slices["hand_slots"].start
+        self._o_rest = self.obs_slices["opp_hand_size"].start
         # Tight bounds: all in [0, 1] except the scores (a total may pass the threshold on
         # the round that eliminates: at most elimination_score - 1 + penalty + 50).
         self.obs_low = np.zeros(self.obs_size, dtype=np.float32)
         self.obs_high = np.ones(self.obs_size, dtype=np.float32)
-        a, b = self.obs_layout["scores"]
-        self.obs_high[a:b] = (rules.elimination_score - 1 + rules.penalty + 50) / rules.elimination_score
+        self.obs_high[self.obs_slices["scores"]] = (rules.elimination_score - 1 + rules.penalty + 50) / rules.elimination_score
 
     # ------------------------------------------------------------------ observations
     def observe(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:
@@ -159,7 +158,7 @@ class LeastScoreObservation:
         else:
             check_out(out, B, self.base_obs_size)
             obs = out
-        X, D, tmp, tailQ = self._obs_scratch(B)
+        X, D, tmp, tailQ = self._obs_buffers.get(B)
         # (P, B) gathers of the seats seen from each game's seat (ego order), the seat's hand
         # word and the seat + player to move pair (a row of the alive/to_move table)
         if isinstance(seat, (int, np.integer)):
@@ -169,11 +168,11 @@ class LeastScoreObservation:
             knT = s.known.T.take(ego[1:], axis=0)
             scT = s.scores.T.take(ego, axis=0)
             hw = s.hands[:, e].copy()
-            key = s.cur.astype(np.intp)
+            key = s.player.astype(np.intp)
             key += e * P
         else:
             seat = np.asarray(seat)
-            rows = self._bases(B)[1] + seat
+            rows = self._step_buffers.get(B)[1] + seat
             flatT = self._ego_deltaT.take(seat, axis=1)
             flatT += rows
             hbT = s.hand_bits.reshape(-1).take(flatT)
@@ -181,7 +180,7 @@ class LeastScoreObservation:
             scT = s.scores.reshape(-1).take(flatT)
             hw = s.hands.reshape(-1).take(rows)
             key = seat * P
-            key += s.cur
+            key += s.player
         # the K card blocks (52-bit words: own hand, floor, discard, seen, dead, opp_known)
         # packed end to end into nW 64-bit words per game, so that one unpack gives each
         # game's 52 K card bits contiguously
@@ -262,17 +261,13 @@ class LeastScoreObservation:
             raw += [f_score[sc[q]] for q in ego]
         else:  # outside the table (not reachable by play): the batched product
             raw += (s.scores[0].take(ego) * np.float32(1.0 / self.rules.elimination_score)).tolist()
-        alive, cur, phase, turn = int(s.alive[0]), int(s.cur[0]), int(s.phase[0]), int(s.turn[0])
+        alive, cur, phase, turn = int(s.alive[0]), int(s.player[0]), int(s.phase[0]), int(s.turn[0])
         raw += self._ego_alive[e][alive]
         raw += self._ego_tomove[e][cur]
         raw += [phase, phase == 0 and turn >= N_ALIVE_PY[alive], f_deck[int(s.top[0])]]
         raw.append(f_turn[turn] if 0 <= turn < len(f_turn) else float(s.turn[0] * np.float32(1.0 / self.rules.max_turns)))
         obs[0, 52 * K :] = raw
         return obs
-
-    def _obs_scratch(self, B: int):
-        """observe's per-batch-size buffers (internal: never returned)."""
-        return self._obs_cache.get(B)
 
     def _make_obs_scratch(self, B: int) -> tuple[np.ndarray, ...]:
         K = self._nblocks
@@ -291,11 +286,10 @@ class LeastScoreObservation:
             obs = obs[None]
         if obs.ndim != 2 or obs.shape[1] != self.base_obs_size:
             raise ValueError(f"observations must have shape (B, {self.base_obs_size}), got {obs.shape}")
-        B, P, L = obs.shape[0], self.num_players, self.obs_layout
+        B, P, L = obs.shape[0], self.num_players, self.obs_slices
 
         def f(name):
-            a, b = L[name]
-            return obs[:, a:b]
+            return obs[:, L[name]]
 
         def ids_of(onehot, n=5):
             key = np.where(onehot > 0.5, _CARD_IDS, 99)

@@ -32,8 +32,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from deckgym.core import best_legal
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
-from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS
-from leastscore_env.core import HAND_MAX as HAND_SLOTS
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS
+from leastscore_env.state import HAND_MAX as HAND_SLOTS
 from leastscore_env.plan_constants import CountingParams, Decoded
 
 NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)

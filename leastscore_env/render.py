@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deckgym.terminal import plural
 from leastscore_env.cards import NUM_CARDS, RANK_NAMES, SUIT_SYMBOLS
 
 __all__ = ["ansi", "rgb_array"]
@@ -34,7 +35,7 @@ def _table(core, state, b: int) -> dict:
         "deck": NUM_CARDS - int(state.top[b]),
         "dead": bin(int(state.dead[b])).count("1"),
         "scores": [int(x) for x in state.scores[b]],
-        "cur": int(state.cur[b]),
+        "player": int(state.player[b]),
         "phase": core.phase_names[int(state.phase[b])],
         "turn": int(state.turn[b]),
         "round": int(state.round[b]),
@@ -44,7 +45,7 @@ def _table(core, state, b: int) -> dict:
 
 def _declarer(core, t: dict) -> int | None:
     """Who declared, on a round that ended before the cap (L7): the player to move stays the declarer."""
-    return t["cur"] if t["over"] and t["turn"] < core.rules.max_turns else None
+    return t["player"] if t["over"] and t["turn"] < core.rules.max_turns else None
 
 
 def _over(core, t: dict) -> str:
@@ -57,13 +58,13 @@ def ansi(core, state, b: int = 0) -> str:
     t = _table(core, state, b)
     lines = [
         f"Least Score  round {t['round']}  turn {t['turn']}  "
-        + (f"({_over(core, t)})" if t["over"] else f"player_{t['cur']} to {t['phase']}"),
+        + (f"({_over(core, t)})" if t["over"] else f"player_{t['player']} to {t['phase']}"),
         f"floor: {' '.join(_sym(c) for c in t['floor']) or '-'}"
         + (f"   just discarded: {' '.join(_sym(c) for c in t['discard'])}" if t["discard"] else ""),
-        f"deck: {t['deck']} cards   dead pile: {t['dead']} cards",
+        f"deck: {plural(t['deck'], 'card')}   dead pile: {plural(t['dead'], 'card')}",
     ]
     for p, hand in enumerate(t["hands"]):
-        mark = "D" if p == _declarer(core, t) else ">" if p == t["cur"] and not t["over"] else " "
+        mark = "D" if p == _declarer(core, t) else ">" if p == t["player"] and not t["over"] else " "
         if not t["alive"][p]:
             lines.append(f"{mark} player_{p}: eliminated   score {t['scores'][p]}")
             continue
@@ -114,7 +115,7 @@ def rgb_array(core, state, b: int = 0) -> np.ndarray:
     H = (P + 1) * row_h + 30
     img = Image.new("RGB", (W, H), (20, 100, 50))
     draw = ImageDraw.Draw(img)
-    title = f"round {t['round']}  turn {t['turn']}  " + (_over(core, t) if t["over"] else f"player_{t['cur']}: {t['phase']}")
+    title = f"round {t['round']}  turn {t['turn']}  " + (_over(core, t) if t["over"] else f"player_{t['player']}: {t['phase']}")
     draw.text((_GAP, _GAP), title, fill=(255, 255, 255))
     y = 30
     draw.text((_GAP, y + _GAP), f"floor\ndeck {t['deck']}\ndead {t['dead']}", fill=(255, 255, 255))
@@ -127,7 +128,7 @@ def rgb_array(core, state, b: int = 0) -> np.ndarray:
             _draw_card(draw, x0 + i * (_CARD_W + _GAP), y + _GAP + 8, c)
     for p in range(P):
         y = 30 + (p + 1) * row_h
-        mark = "> " if p == t["cur"] and not t["over"] else "  "
+        mark = "> " if p == t["player"] and not t["over"] else "  "
         status = f"total {t['totals'][p]}" if t["alive"][p] else "eliminated"
         draw.text((_GAP, y + _GAP), f"{mark}player_{p}\n  {status}\n  score {t['scores'][p]}", fill=(255, 255, 255))
         for i, c in enumerate(t["hands"][p]):

@@ -42,7 +42,7 @@ class LeastScoreScoring:
         everybody = alive.min() == self._full_alive  # (always, in round episodes)
         al = self._alive_bool_T.take(alive, axis=1)  # (P, n)
         if declared:  # L8
-            cur = s.cur.take(g)
+            cur = s.player.take(g)
             is_cur = self._arangeP_col == cur
             d = np.where(is_cur, tot, 0).sum(axis=0, dtype=np.int32)
             m = np.where(is_cur if everybody else al ^ is_cur, INT32_MAX if everybody else tot, tot if everybody else INT32_MAX).min(axis=0)

@@ -82,7 +82,7 @@ class LeastScoreState(BatchState):
     scores        (B,P) int16   totals (L9); in round episodes the start totals plus the
                                 finished round's points
     alive         (B,) int16    bit p set: seat p is still in the game (L9)
-    cur           (B,) int8     the seat to act
+    player        (B,) int8     the seat to act
     first         (B,) int8     the seat that started this round
     phase         (B,) int8     0 = discard/declare decision, 1 = draw decision
     turn          (B,) int16    completed turns (discard + draw) in this round (L7, L10)
@@ -93,6 +93,8 @@ class LeastScoreState(BatchState):
     rng_counter   (B,) uint64   draws made from that stream
     ============= ============= ============================================================
     """
+
+    former_names = {"player": "cur"}  # named as Rack-O's (replays of deckgym 0.1.0 say cur)
 
     hands: np.ndarray
     hand_bits: np.ndarray
@@ -110,7 +112,7 @@ class LeastScoreState(BatchState):
     dead: np.ndarray
     scores: np.ndarray
     alive: np.ndarray
-    cur: np.ndarray
+    player: np.ndarray
     first: np.ndarray
     phase: np.ndarray
     turn: np.ndarray
@@ -141,7 +143,7 @@ def empty_state(B: int, P: int) -> LeastScoreState:
         dead=np.zeros(B, dtype=_I64),
         scores=np.zeros((B, P), dtype=np.int16),
         alive=np.full(B, (1 << P) - 1, dtype=np.int16),
-        cur=np.zeros(B, dtype=np.int8),
+        player=np.zeros(B, dtype=np.int8),
         first=np.zeros(B, dtype=np.int8),
         phase=np.zeros(B, dtype=np.int8),
         turn=np.zeros(B, dtype=np.int16),

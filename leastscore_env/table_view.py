@@ -5,7 +5,8 @@ discards of the turn, the deck and the dead pile.
 :func:`seat_table` draws one seat's decoded observation only (``core.obs_view``): an
 opponent's card that seat cannot know is a face-down ``{"hidden": True}``. Cards are
 ``{"t": "7♦", "red": bool, "known": bool}``; ``known`` marks a card taken from the floor
-(public until discarded, L6).
+(public until discarded, L6). A seat's note gives its hand value (the sum of its cards, L1) and
+its score (the sum of its round points, L9).
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ import numpy as np
 from leastscore_env.cards import card_str, card_value, parse_card
 
 HIDDEN = {"hidden": True}
+LEGEND = [{"mark": "known", "example": "7\u2666", "red": True, "text": "known to every player (taken from the floor, L4)"}]
+PHASES = {"discard": "discards a group or declares", "draw": "takes a card from the deck or the floor"}
+
+
+def phase_text(phase: str) -> str:
+    """A decision in words (``core.phase_names`` are for code)."""
+    return PHASES.get(phase, phase)
+
+
+def _turns(n: int) -> str:
+    return f"{int(n)} turn{'' if int(n) == 1 else 's'} played this round"
 
 
 def _card(c: int, known: bool = False) -> dict[str, Any]:
@@ -35,7 +47,7 @@ def god_table(state: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
     seats = []
     for s in range(P):
         known = set(_ids(state["known"][s]))
-        note = f"hand {state['hand_totals'][s]}, total {state['scores'][s]}" if state["alive"][s] else "eliminated"
+        note = f"hand value {state['hand_totals'][s]}, score {state['scores'][s]}" if state["alive"][s] else "eliminated"
         seats.append({"seat": s, "label": labels[s], "to_move": s == cur and not state["over"], "row": "hand",
                       "cards": [_card(c, c in known) for c in _ids(state["hands"][s])], "note": note})
     piles = [{"name": "floor", "count": len(state["floor"]), "cards": [_card(c) for c in _ids(state["floor"])]},
@@ -43,8 +55,9 @@ def god_table(state: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
               "cards": [_card(c) for c in _ids(state["discard"])]},
              {"name": "deck", "count": len(state["deck"]), "cards": [_card(c) for c in _ids(state["deck"])]},
              {"name": "dead pile", "count": len(state["dead"]), "cards": [_card(c) for c in _ids(state["dead"])]}]
-    return {"seats": seats, "piles": piles, "hand": None,
-            "info": f"round {state['round']}, turn {state['turn'] + 1}, {state['phase']}"}
+    who = "" if state["over"] else f"; {labels[cur]} {phase_text(state['phase'])}"
+    return {"seats": seats, "piles": piles, "hand": None, "legend": LEGEND,
+            "info": f"round {state['round']}, {_turns(state['turn'])}{who}"}
 
 
 def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[str, Any]:
@@ -59,12 +72,12 @@ def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[s
         if i == 0:
             hand = [int(c) for c in view["hand"] if int(c) >= 0]
             cards = [_card(c) for c in hand]
-            note = f"hand {sum(card_value(c) for c in hand)}, total {int(view['scores'][0])}"
+            note = f"hand value {sum(card_value(c) for c in hand)}, score {int(view['scores'][0])}"
         else:
             known = [int(c) for c in np.flatnonzero(np.asarray(view["opp_known"][i - 1]))]
             size = int(view["opp_hand_size"][i - 1])
             cards = [_card(c, True) for c in known] + [dict(HIDDEN)] * (size - len(known))
-            note = f"total {int(view['scores'][i])}"
+            note = f"score {int(view['scores'][i])}"
         if not alive[i]:
             cards, note = [], "eliminated"
         seats.append({"seat": s, "label": labels[s], "to_move": s == mover, "row": "hand", "cards": cards, "note": note})
@@ -76,4 +89,4 @@ def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[s
              {"name": "discarded this turn", "count": len(pending), "cards": [_card(c) for c in pending]},
              {"name": "deck", "count": int(view["deck_size"]), "cards": [dict(HIDDEN)] * int(view["deck_size"])},
              {"name": "dead pile", "count": len(dead), "cards": [_card(c) for c in dead]}]
-    return {"seats": seats, "piles": piles, "hand": None, "info": f"turn {int(view['turn']) + 1}"}
+    return {"seats": seats, "piles": piles, "hand": None, "legend": LEGEND, "info": _turns(view["turn"])}

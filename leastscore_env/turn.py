@@ -26,25 +26,26 @@ from leastscore_env.tables import (ACTION_DISCARD_SLOTS, ACTION_DISCARD_TABLES, 
                                    N_ALIVE_PY, NEXT_SEAT, NEXT_SEAT_PY, PAIR_BITS)
 
 
+def result_zeros(b: int, P: int, writeable: bool = True) -> StepResult:
+    """A StepResult of zeros for ``b`` games (read-only: the shared "nothing happened")."""
+    buf = np.zeros(16 * b * P + (3 + P) * b, dtype=np.uint8)  # one allocation for the 8 result arrays
+    buf.flags.writeable = writeable
+    ints = buf[: 12 * b * P].view(np.int32).reshape(3, b, P)
+    flags = buf[16 * b * P :].view(bool)
+    return StepResult(
+        rewards=buf[12 * b * P : 16 * b * P].view(np.float32).reshape(b, P),
+        terminated=flags[:b],
+        truncated=flags[b : 2 * b],
+        round_over=flags[2 * b : 3 * b],
+        round_points=ints[0],
+        total_points=ints[1],
+        winners=flags[3 * b :].reshape(b, P),
+        extra={"hand_total": ints[2]},
+    )
+
+
 class LeastScoreTurns:
     """The turn of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
-
-    def _new_result(self, B: int) -> StepResult:
-        """A zero StepResult for ``B`` games."""
-        P = self.num_players
-        buf = np.zeros(16 * B * P + (3 + P) * B, dtype=np.uint8)  # one allocation for the 8 result arrays
-        ints = buf[: 12 * B * P].view(np.int32).reshape(3, B, P)
-        flags = buf[16 * B * P :].view(bool)
-        return StepResult(
-            rewards=buf[12 * B * P : 16 * B * P].view(np.float32).reshape(B, P),
-            terminated=flags[:B],
-            truncated=flags[B : 2 * B],
-            round_over=flags[2 * B : 3 * B],
-            round_points=ints[0],
-            total_points=ints[1],
-            winners=flags[3 * B :].reshape(B, P),
-            extra={"hand_total": ints[2]},
-        )
 
     def check_actions(self, state: LeastScoreState, actions: np.ndarray) -> np.ndarray:
         """``actions`` as a ``(B,)`` int array if each is legal in its game (L4, L5, L7),
@@ -82,7 +83,7 @@ class LeastScoreTurns:
         B = a.shape[0]
         if B == 1 and s.phase.shape[0] == 1:
             return self._step_one(s, int(a.reshape(-1)[0]))
-        res = self._new_result(B)
+        res = result_zeros(B, self.num_players)
         nd = np.count_nonzero(s.phase)
         if nd == 0:
             self._discard(s, a, None, res)
@@ -99,7 +100,7 @@ class LeastScoreTurns:
         """``step`` for a batch of one game (the AEC env) on Python ints: the same rules and
         the same state, result and random draws as ``_discard`` / ``_draw`` (tests compare
         the two step by step); the rare round end, deal and reshuffle use the batched code."""
-        cur = int(s.cur[0])
+        cur = int(s.player[0])
         if not s.phase[0]:  # L4 first half: discard the group a + 1 (or declare, L7)
             w = int(s.hands[0, cur])
             sel = a + 1
@@ -127,14 +128,14 @@ class LeastScoreTurns:
             s.mask[0] = DRAW_ACTIONS_WORD_PY[int(s.floor_sel[0])]
             if a != DECLARE:
                 return self._nothing
-            res = self._new_result(1)
-            self._end_rounds(s, self._bases(1)[0], True, res)
+            res = result_zeros(1, self.num_players)
+            self._end_rounds(s, self._step_buffers.get(1)[0], True, res)
             return res
         # L4 second half: the top deck card or one floor card; the turn passes left
         top = int(s.top[0])
         if a == DRAW_DECK:
             if top >= NUM_CARDS:  # L6: the dead pile becomes the new deck
-                self._reshuffle(s, self._bases(1)[0])
+                self._reshuffle(s, self._step_buffers.get(1)[0])
                 top = int(s.top[0])
             c = int(s.deck[0, top])
             kb = 0
@@ -168,25 +169,25 @@ class LeastScoreTurns:
         s.pending_sel[0] = 0
         s.pending_bits[0] = 0
         s.turn[0] = turn
-        s.cur[0] = nxt
+        s.player[0] = nxt
         s.phase[0] = 0
         s.mask[0] = mask
         if turn < self.rules.max_turns:
             return self._nothing
-        res = self._new_result(1)  # L10
-        self._end_rounds(s, self._bases(1)[0], False, res)
+        res = result_zeros(1, self.num_players)  # L10
+        self._end_rounds(s, self._step_buffers.get(1)[0], False, res)
         return res
 
     def _discard(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
         """L4 first half for the games ``ix`` (None: all): discard the group ``a + 1`` (or
         declare, a == 31, L7)."""
-        _, arP, _ = self._bases(s.phase.shape[0])
+        _, arP, _ = self._step_buffers.get(s.phase.shape[0])
         if ix is None:
-            rows = arP + s.cur
+            rows = arP + s.player
             fs = s.floor_sel
         else:
             rows = arP.take(ix)
-            rows += s.cur.take(ix)
+            rows += s.player.take(ix)
             fs = s.floor_sel.take(ix)
         T = ACTION_DISCARD_TABLES.take(a, axis=1)  # (7, n): the tables of each game's group
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
@@ -238,12 +239,12 @@ class LeastScoreTurns:
         if a.max() >= DECLARE:
             decl = a == DECLARE
             if decl.any():
-                self._end_rounds(s, (self._bases(s.phase.shape[0])[0] if ix is None else ix)[decl], True, res)
+                self._end_rounds(s, (self._step_buffers.get(s.phase.shape[0])[0] if ix is None else ix)[decl], True, res)
 
     def _draw(self, s: LeastScoreState, a: np.ndarray, ix: np.ndarray | None, res: StepResult) -> None:
         """L4 second half for the games ``ix`` (None: all): take the top deck card or one
         floor card; the turn passes left."""
-        ar, arP, ar53 = self._bases(s.phase.shape[0])
+        ar, arP, ar53 = self._step_buffers.get(s.phase.shape[0])
         g = (lambda x: x) if ix is None else (lambda x: x.take(ix))
         T = ACTION_DRAW_TABLES.take(a, axis=1)  # (3, n) uint8: from the deck, deck index offset, floor index
         top = g(s.top)
@@ -261,7 +262,7 @@ class LeastScoreTurns:
         fc = g(s.floor) >> sh  # the floor card taken (PAD if none)
         fc &= 0xFF
         c = np.minimum(fc, s.deck.reshape(-1).take(di))  # the card taken
-        cur = g(s.cur)
+        cur = g(s.player)
         rowsP = g(arP)
         rows = rowsP + cur
         hands, known, hbits = s.hands.reshape(-1), s.known.reshape(-1), s.hand_bits.reshape(-1)
@@ -309,7 +310,7 @@ class LeastScoreTurns:
             s.pending_sel[:] = 0
             s.pending_bits[:] = 0
             s.turn[:] = turn
-            s.cur[:] = nxt
+            s.player[:] = nxt
             s.phase[:] = 0
             s.mask[:] = mask
         else:
@@ -322,7 +323,7 @@ class LeastScoreTurns:
             s.pending_sel[ix] = 0
             s.pending_bits[ix] = 0
             s.turn[ix] = turn
-            s.cur[ix] = nxt
+            s.player[ix] = nxt
             s.phase[ix] = 0
             s.mask[ix] = mask
         if turn.max() >= self.rules.max_turns:  # L10

@@ -2,7 +2,8 @@
 (:mod:`racko_env.core`), renderers (:mod:`racko_env.render`) and the PettingZoo AEC env
 (:mod:`racko_env.env`, documented there)."""
 
-from racko_env.core import RackoCore, RackoState
+from racko_env.core import RackoCore
+from racko_env.state import RackoState
 from racko_env.env import env, raw_env
 from racko_env.rules import RackoRules
 

@@ -70,7 +70,7 @@ class RackoDealing:
         ctr = state.rng_counter[rows]
         dealer = random_below(state.rng_key[rows], ctr, self.num_players)  # R3: first dealer at random
         state.rng_counter[rows] = ctr
-        state.totals[rows] = 0
+        state.scores[rows] = 0
         self._deal_rows(state, rows, dealer)
 
     # -- explicit deals -----------------------------------------------------------------------
@@ -180,5 +180,5 @@ class RackoDealing:
         st.player[0] = (dealer + 1) % P
         st.pub[0, :, discard] = True
         if scores is not None:
-            st.totals[0] = scores
+            st.scores[0] = scores
         return st

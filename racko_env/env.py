@@ -29,8 +29,10 @@ naming the field.
   (team) reaches ``target_score`` (R12); the next round is dealt automatically and the deal
   passes to the left.
 - ``reward="win"``: zero-sum at the end of the episode (+1 per winner, losers share −1 each
-  in total; all zero if everybody or nobody wins). ``"points"``: each seat's round points
-  when a round ends (its team's points with partners).
+  in total; all zero if everybody wins). A round always has a winner: a round capped by
+  ``max_turns`` is won by the highest round score (R9: ties share), so it pays ±1 like
+  any other, and only a tie of everybody pays all zero. ``"points"``: each seat's round
+  points when a round ends (its team's points with partners).
 - ``obs="default"``: the observation below; ``"infostate"``: the information state (what a
   player with perfect recall knows), the observation below followed by the public history
   (see "Information state" below).
@@ -79,7 +81,9 @@ K = N − 10·P:
 
 Nothing hidden is in it: never an opponent's unknown card, never a card drawn from the draw
 pile by an opponent (even once put into its rack), never the order of the draw pile.
-``env.state()`` gives the full state (every card) for critics and debugging.
+``env.state()`` gives the full state (every card) as a flat float32 vector in
+``env.state_space``, for centralised critics (layout: :mod:`racko_env.core`,
+``core.state_slices``); ``env.state_dict()`` the same in readable form, for debugging.
 
 ## Information state (``obs="infostate"``, layout version 2)
 
@@ -109,8 +113,11 @@ a card an opponent drew, nor the draw-pile order; every deal clears the history.
 
 See ``reward`` above. When a round ends, every agent's ``info`` gets ``round_points``,
 ``total_points`` (team values with partners), ``own_points`` (the seat's own R8/R10
-points), ``went_out`` (bool) and ``run_bonus`` (R10). A round that hits ``max_turns``
-(R9) is a truncation (``episode="round"``); a finished round or match is a termination.
+points), ``went_out`` (bool) and ``run_bonus`` (R10). The keys are there from ``reset``
+on, with neutral values until a round ends (0, False; ``total_points`` the deal's totals),
+with ``illegal_move``, ``illegal_action`` and ``illegal_actions`` (:mod:`deckgym.aec`).
+A round that hits ``max_turns`` (R9) is a truncation (``episode="round"``), its ``"win"``
+rewards by R9 as above; a finished round or match is a termination.
 
 ## Explicit deals
 

@@ -1,29 +1,10 @@
 """Rack-O information-state observations (``RackoCore(rules, obs="infostate")``): what a
 player with perfect recall knows, as a fixed-size float32 vector, layout version 2.
 
-It is the default observation (layout v1, :mod:`racko_env.env`) followed by the public
-history of the round, per seat in ego order (me first, then the seats after me):
-
-=================  ==========  =============================================================
-field (obs_view)   size        encoding
-=================  ==========  =============================================================
-``slot_out``       P·10        the card that last left each slot (R5 swap) / N; 0: the slot
-                               still holds its dealt card
-``slot_age``       P·10        turns since that swap / max_turns (0: never swapped)
-``took``           P·N         card c−1: 1 if that seat took card c from the discard pile
-``thrown``         P·N         card c−1: 1 if that seat drew card c and threw it at once
-``left``           P·N         card c−1: the slot (1..10) card c last left in that seat's
-                               rack / 10 (0: never)
-``discard_depth``  N           card c−1: its place in the discard pile, 1 = top, / K
-                               (0: not in it); the whole pile's order, which the default
-                               observation lacks
-``log_top``        P·L         each seat's last ``L = LOG_TURNS`` (24) turns, most recent
-                               first: the discard pile's top card when the turn began / N
-``log_kind``       P·L         what the turn did / 3: 1 took that card, 2 drew and swapped,
-                               3 drew and threw the drawn card (0: no such turn)
-``log_slot``       P·L         the slot (1..10) the swap used / 10 (0: none)
-``log_out``        P·L         the card the turn put on the discard pile / N
-=================  ==========  =============================================================
+It is the default observation (layout v1) followed by the public history of the round, per
+seat in ego order (me first, then the seats after me). The layout (fields, offsets, sizes,
+encodings) is written once, in :mod:`racko_env.env` (section "Information state"), and
+built here by ``_init_observation`` in the same order (a test compares the two).
 
 ``obs_view`` decodes cards as ints, ``slot_age`` in turns, flags as bools, per-card fields
 as ``(B, P, N+1)`` / ``(B, N+1)`` arrays indexed by card, the log as ``(B, P, L)`` ints.

@@ -107,9 +107,6 @@ class RackoObservation:
         self.obs_low = 0.0
         self.obs_high = high
 
-    def _obs_cache(self, b: int) -> ObsBuffers:
-        return self._obs_buffers.get(b)
-
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 observations (layout in ``racko_env.env``), ego-centric
         for ``seat``: an int, or ``(B,)`` ints (one seat per game); ValueError otherwise.
@@ -130,7 +127,7 @@ class RackoObservation:
         if out is not None:
             check_out(out, b, self.base_obs_size)
         N = self.deck_size
-        c = self._obs_cache(b)
+        c = self._obs_buffers.get(b)
         if not isinstance(seat, (int, np.integer)):
             seat = np.asarray(seat)
         # Every block is written as one 1-D copy of n-byte items (``_BatchTables`` views):
@@ -179,7 +176,7 @@ class RackoObservation:
         np.copyto(obs, c.obs_code)
         np.multiply(c.head_code_k, c.head_scale, out=c.head_f_k)
         np.multiply(st.turn, self._obs_turn_scale, out=c.turn_col)
-        tf = st.totals.reshape(-1)
+        tf = st.scores.reshape(-1)
         for col, ix in zip(c.score_cols, ego_cols):  # match totals in ego order
             np.multiply(tf.take(ix), self._obs_score_scale, out=col)
         np.copyto(np.ndarray((b,), c.head_items.dtype, buffer=obs, strides=(obs.strides[0],)), c.head_items)
@@ -191,7 +188,7 @@ class RackoObservation:
         racks = st.racks[0].tolist()
         piles = st.piles[0].tolist()
         ph, player, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
-        totals = st.totals[0].tolist()
+        totals = st.scores[0].tolist()
         order = [(seat + j) % P for j in range(P)]
         raw = [x if x > 0 else -x for x in racks[seat]]
         for q in order[1:]:  # opponents: only the public (negative) cards, R5

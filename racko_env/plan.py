@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from racko_env.core import CHOOSE, longest_run
+from racko_env.state import CHOOSE
+from racko_env.tables import longest_run
 from racko_env.plan_constants import BIG, INF, SLOTS
 
 __all__ = [

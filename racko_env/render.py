@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deckgym.terminal import plural
 from racko_env.tables import longest_run, r8_points
 
 __all__ = ["ansi", "rgb_array"]
@@ -44,9 +45,9 @@ def ansi(core, state, b: int = 0) -> str:
         lines.append(f"{mark} P{p} [{cells}]  total {d['totals'][p]}")
     top = d["discard_pile"][-1] if d["discard_pile"] else None
     lines.append(
-        f"  draw pile: {len(d['draw_pile'])} cards"
+        f"  draw pile: {plural(len(d['draw_pile']), 'card')}"
         + (f" (top {d['draw_pile'][0]})" if d["draw_pile"] else "")
-        + f"   discard pile: {len(d['discard_pile'])} cards (top {top if top is not None else '-'})"
+        + f"   discard pile: {plural(len(d['discard_pile']), 'card')} (top {top if top is not None else '-'})"
     )
     lines.append("  " + _status(core, d))
     return "\n".join(lines)
@@ -106,7 +107,7 @@ def rgb_array(core, state, b: int = 0) -> np.ndarray:
         top = d["discard_pile"][-1]
         draw.rectangle([x1, y0, x1 + 70, y0 + 100], fill=_card_colour(top, n), outline=(230, 230, 230), width=2)
         draw.text((x1 + 8, y0 + 8), f"{top}", fill=(0, 0, 0), font=font)
-        draw.text((x1 + 8, y0 + 80), f"{len(d['discard_pile'])} cards", fill=(0, 0, 0))
+        draw.text((x1 + 8, y0 + 80), plural(len(d['discard_pile']), 'card'), fill=(0, 0, 0))
     else:
         draw.rectangle([x1, y0, x1 + 70, y0 + 100], outline=(230, 230, 230), width=2)
     x2 = x1 + 100

@@ -37,8 +37,8 @@ class RackoScoring:
             round_win = went_p
         # R9: no Rack-O: the most round points win (ties share).
         round_win = np.where(went_e[:, None], round_win, pts == pts.max(axis=1, keepdims=True))
-        totals = st.totals[e].astype(np.int64) + pts
-        st.totals[e] = totals
+        totals = st.scores[e].astype(np.int64) + pts
+        st.scores[e] = totals
         res.round_points[e] = pts
         res.total_points[e] = totals
         res.extra["own_points"][e] = own

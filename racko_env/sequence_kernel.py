@@ -52,6 +52,9 @@ CardLanes = namedtuple("CardLanes", "xv xa xs C alive I O Fm Bc low val")
 #: The outlook's lanes over (row, card) when rows are few: each lane's copy of its rack's
 #: tables (``Vx``, ``RAx``, ``RSx``, ``Ux``, ``Fx``, ``Gx``), and a placement's rack and wins (R7).
 OutlookLanes = namedtuple("OutlookLanes", "Vx RAx RSx Ux Fx Gx tmp win")
+#: What a plan through one card reads of its rack, lanes over rows (``RackTables``' ``Vt``, ``RA``,
+#: ``RS``, ``Ub``, ``F``, ``G``) or over (row, card) (``OutlookLanes``' copies of them).
+Through = namedtuple("Through", "Vt RA RS U F G")
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -258,8 +261,11 @@ def _rack_dp(n, Vt, RA, RS, R, U, kh, CJ, AL, H, F, G, skip, Fm, Bc, low):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val):
-    """``val[q]``: the best plan keeping the card ``xv[q]`` (lookups ``xa``/``xs``) at slot ``p``."""
+def _through(n, p, R, kh, tabs, lanes):
+    """``val[q]``: the best plan keeping the card ``xv[q]`` (lookups ``xa``/``xs``) at slot ``p``
+    (``tabs``: a :data:`Through` of the rack, ``lanes``: the :data:`CardLanes`)."""
+    Vt, RA, RS, U, F, G = tabs
+    xv, xa, xs, C, alive, I, O, Fm, Bc, low, val = lanes
     for t in range(R):
         for q in range(n):
             O[t, q] = INF
@@ -332,10 +338,12 @@ def _card_lookups(n, rows, cards, col, fa, fs, rowbase, R, xv, xa, xs):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _best_plays(n, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val, low):
-    """``low[q] = min(low[q], the best plan keeping the card xv[q] at some slot)``."""
+def _best_plays(n, R, kh, tabs, lanes):
+    """``low[q] = min(low[q], the best plan keeping the card xv[q] at some slot)`` (arguments as
+    :func:`_through`'s)."""
+    low, val = lanes.low, lanes.val
     for p in range(1, SLOTS + 1):
-        _through(n, p, xv, xa, xs, Vt, RA, RS, R, U, kh, F, G, C, alive, I, O, Fm, Bc, val)
+        _through(n, p, R, kh, tabs, lanes)
         for q in range(n):
             low[q] = _mn(low[q], val[q])
 
@@ -348,6 +356,7 @@ def _block(n, rows, look_block, batch, rack, lanes, outlook):
     Vt, RA, RS, Ub, CJ, AL, H, F, G, skip, start = rack
     xv, xa, xs, C, alive, I, O, Fm, Bc, low, val = lanes
     Vx, RAx, RSx, Ux, Fx, Gx, tmp, win = outlook
+    tabs = Through(Vt, RA, RS, Ub, F, G)
     done = R - 1
     for q in range(n):  # the rack's values and their lookups, lanes over the rows
         b = rows[q]
@@ -361,7 +370,7 @@ def _block(n, rows, look_block, batch, rack, lanes, outlook):
         for q in range(n):
             out[rows[q], kx, 0] = F[P - 1, done, q]
         for p in range(1, SLOTS + 1):
-            _through(n, p, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val)
+            _through(n, p, R, kh, tabs, lanes)
             for q in range(n):
                 out[rows[q], kx, p] = _mn(skip[p, q], val[q])
     if not look_block:
@@ -377,7 +386,7 @@ def _block(n, rows, look_block, batch, rack, lanes, outlook):
             _card_lookups(n, rows, Y, ky, fa, fs, rowbase, R, xv, xa, xs)
             for q in range(n):
                 low[q] = start[q]
-            _best_plays(n, xv, xa, xs, Vt, RA, RS, R, Ub, kh, F, G, C, alive, I, O, Fm, Bc, val, low)
+            _best_plays(n, R, kh, tabs, lanes)
             for q in range(n):
                 b = rows[q]
                 look[b, ky] = 0.0 if _goes_out_anywhere(V[b], Y[b, ky], min_run, tmp, win) else _mn(low[q], INF)
@@ -400,7 +409,7 @@ def _block(n, rows, look_block, batch, rack, lanes, outlook):
                 for t in range(R):
                     Fx[i, t, g] = F[i, t, q]
                     Gx[i, t, g] = G[i, t, q]
-        _best_plays(m, xv, xa, xs, Vx, RAx, RSx, R, Ux, kh, Fx, Gx, C, alive, I, O, Fm, Bc, val, low)
+        _best_plays(m, R, kh, Through(Vx, RAx, RSx, Ux, Fx, Gx), lanes)
         for g in range(m):
             q, ky = (c0 + g) // L, (c0 + g) % L
             b = rows[q]

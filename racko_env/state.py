@@ -27,7 +27,7 @@ turn           (B,)         int16     completed turns this round (R9).
 pub            (B, 2, N+1)  bool      public flags of card c (index 0 unused): ``pub[:, 0]`` =
                                       was face up this round, ``pub[:, 1]`` = is in the
                                       discard pile now.
-totals         (B, P)       int16     match totals (R12; team totals per seat with R11).
+scores         (B, P)       int16     match totals (R12; team totals per seat with R11).
 rng_key        (B,)         uint64    per-game random stream (``deckgym.rng``).
 rng_counter    (B,)         uint64
 =============  ===========  ========  =====================================================
@@ -67,6 +67,8 @@ LOG_TOOK, LOG_SWAPPED, LOG_THREW = 1, 2, 3
 class RackoState(BatchState):
     """State of ``B`` Rack-O games; see the module docstring for the field layout."""
 
+    former_names = {"scores": "totals"}  # named as Least Score's (replays of deckgym 0.1.0 say totals)
+
     racks: np.ndarray
     piles: np.ndarray
     disc_n: np.ndarray
@@ -75,7 +77,7 @@ class RackoState(BatchState):
     dealer: np.ndarray
     turn: np.ndarray
     pub: np.ndarray
-    totals: np.ndarray
+    scores: np.ndarray
     rng_key: np.ndarray
     rng_counter: np.ndarray
 
@@ -86,7 +88,7 @@ def empty_state(b: int, P: int, N: int, K: int) -> RackoState:
         racks=np.zeros((b, P, 10), np.int8), piles=np.zeros((b, K + 1), np.int8),
         disc_n=np.zeros(b, np.int8), phase=np.zeros(b, np.int8), player=np.zeros(b, np.int8),
         dealer=np.zeros(b, np.int8), turn=np.zeros(b, np.int16), pub=np.zeros((b, 2, N + 1), bool),
-        totals=np.zeros((b, P), np.int16), rng_key=np.zeros(b, np.uint64), rng_counter=np.zeros(b, np.uint64),
+        scores=np.zeros((b, P), np.int16), rng_key=np.zeros(b, np.uint64), rng_counter=np.zeros(b, np.uint64),
     )
 
 

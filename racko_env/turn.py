@@ -19,7 +19,6 @@ from deckgym.rng import permutation_keys
 from racko_env.tables import INCREASING, LONGEST_RUN, rack_codes
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoState
 
-_SAMPLE_SPAN = 110  # lcm of the legal-action counts 2, 10, 11 (RackoTurns.sample_legal)
 _ONES64 = np.uint64(0x0101010101010101)  # ten bool bytes all True, read as uint64 + uint16
 _ONES16 = np.uint16(0x0101)
 _VOID10 = np.dtype((np.void, 10))  # one rack (10 int8 cards) as one item
@@ -107,16 +106,9 @@ class RackoTurns:
         words = np.zeros((3, 16), dtype=bool)
         words[:, :NUM_ACTIONS] = mask
         self._mask_words = words.view(np.uint64)
-        # sample_legal: u uniform on [0, 110) and 110 = lcm(2, 10, 11), so u mod (legal count)
-        # is exactly uniform; the table maps (kind of mask, u) to the action.
-        kinds = [(2, 10), (0, 2), (2, 11)]  # place_discard, choose, place_drawn: first legal, count
-        self._sample_table = np.concatenate([lo + np.arange(_SAMPLE_SPAN) % n for lo, n in kinds]).astype(np.int64)
         # -- R7 for these rules: the rack codes that go out (increasing, with the run needed)
         self._win = INCREASING & (LONGEST_RUN >= self.rules.min_run_to_win)
         self._need_run = self.rules.min_run_to_win > 1
-
-    def _cache(self, b: int) -> StepBuffers:
-        return self._step_buffers.get(b)
 
     def _reshuffle(self, st: RackoState, rows: np.ndarray) -> None:
         """R6: the draw pile is empty (``s = K``): all discards but the top form the draw pile."""
@@ -144,23 +136,6 @@ class RackoTurns:
         # R4: the legal actions depend on the phase only (both piles are never empty when
         # needed: K >= 2 cards outside the racks, R1/R6). Rows are gathered as 16-byte words.
         return self._mask_words.take(state.phase, axis=0).view(bool)[:, :NUM_ACTIONS]
-
-    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.
-
-        ``mask``: a ``(B, 13)`` mask of this core (``legal_action_mask``; R4: its legal
-        actions are 0-1, 2-11 or 2-12, told apart by columns 0 and 12). One uint16 draw per
-        row from ``rng`` (uniform on [0, 110), 110 = lcm(2, 10, 11)) and a table lookup: about
-        a tenth of ``argmax(rng.random((B, 13)) * mask, axis=1)``.
-        """
-        if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
-            got = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
-            raise ValueError(f"mask must be a (B, {NUM_ACTIONS}) bool array (legal_action_mask), got {got}")
-        u = rng.integers(0, _SAMPLE_SPAN, size=mask.shape[0], dtype=np.uint16)
-        key = np.multiply(mask[:, 0], _SAMPLE_SPAN, dtype=np.intp)
-        key += np.multiply(mask[:, DISCARD_DRAWN], 2 * _SAMPLE_SPAN, dtype=np.intp)
-        key += u
-        return self._sample_table.take(key)
 
     def check_actions(self, state: RackoState, actions: np.ndarray) -> np.ndarray:
         """``actions`` as a ``(B,)`` int array if each is legal in its game (R4), else a
@@ -203,7 +178,7 @@ class RackoTurns:
             return self._step_one(st, a)
         if check:
             actions = check_actions(actions, st.disc_n.shape[0], NUM_ACTIONS)
-        c = self._cache(st.disc_n.shape[0])
+        c = self._step_buffers.get(st.disc_n.shape[0])
         code = st.phase * NUM_ACTIONS + actions
         if check and not self._legal_code.take(code).all():
             self.check_actions(st, actions)  # raises, naming the rows (nothing was changed yet)
@@ -275,7 +250,7 @@ class RackoTurns:
         the same state (tests compare it with the batched path step by step), a tenth of the
         numpy calls."""
         K, P = self.pile_size, self.num_players
-        c = self._cache(1)
+        c = self._step_buffers.get(1)
         ph, p, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
         if ph == CHOOSE:
             if a == DRAW:

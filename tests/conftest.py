@@ -11,10 +11,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from deckgym.registration import game as game_entry
-from leastscore_env.core import DECLARE
-from leastscore_env.core import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
-from racko_env.core import ACTION_NAMES as RACKO_ACTION_NAMES
-from racko_env.core import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
+from leastscore_env.state import DECLARE
+from leastscore_env.state import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
+from racko_env.state import ACTION_NAMES as RACKO_ACTION_NAMES
+from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
 from racko_env.rules import RackoRules
 
 
@@ -133,3 +133,18 @@ def permute_two_player_hidden(core: Any, st: Any, seat: np.ndarray) -> Any:
         other.racks[b, q, hidden] = vals[: len(hidden)]
         other.piles[b, :draw] = vals[len(hidden):]
     return other
+
+
+def legal_sampling(env: Any) -> None:
+    """Make an AEC env's action spaces sample a legal action of the agent to act (PettingZoo's
+    state and seed checks draw ``action_space(agent).sample()`` without a mask)."""
+    from gymnasium import spaces
+
+    class Legal(spaces.Discrete):
+        def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+            if mask is None and probability is None:
+                mask = env.observe(env.agent_selection)["action_mask"]
+            return super().sample(mask=mask, probability=probability)
+
+    raw = env.unwrapped
+    raw.action_spaces = {a: Legal(space.n, seed=0) for a, space in raw.action_spaces.items()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deckgym.agents.registry import AGENTS, _tuning, make_agent
+from deckgym.agents.registry import _tuning, agent_table, make_agent
 from deckgym.registration import game
 
 CORES = {"racko": game("racko").make_core(), "leastscore": game("leastscore").make_core()}
@@ -14,7 +14,7 @@ def _core(spec):
     return CORES.get(spec.split(":")[0], CORES["racko"])
 
 
-@pytest.mark.parametrize("spec", [s for s in AGENTS if s != "random"])
+@pytest.mark.parametrize("spec", [s for s in agent_table() if s != "random"])
 def test_every_tunable_parameter_declares_a_range_and_the_defaults_fit(spec):
     agent = make_agent(spec, _core(spec))  # the defaults pass their own check
     tuning = _tuning(agent)
@@ -38,8 +38,8 @@ def test_every_tunable_parameter_declares_a_range_and_the_defaults_fit(spec):
     ("leastscore:expect?margin=inf", "margin must be a finite number"),
     ("leastscore:dp?lam=-0.01", "lam must be a finite number >= 0"),
     ("leastscore:dp?margin=-inf", "margin must be a finite number"),
-    ("ppo:models/racko_2p.zip?deterministic=maybe", "deterministic must be true or false"),
-    ("ppo:models/racko_2p.zip?temperature=2", "ppo takes only deterministic"),
+    ("ppo:models/racko_2p.safetensors?deterministic=maybe", "deterministic must be true or false"),
+    ("ppo:models/racko_2p.safetensors?temperature=2", "ppo takes only deterministic"),
 ])
 def test_a_value_out_of_range_is_refused_by_name(spec, message):
     with pytest.raises(ValueError) as info:
@@ -57,12 +57,12 @@ def test_values_in_range_are_taken_and_play():
     masks = core.legal_action_mask(st)
     a = agent.act(core.observe(st, core.current_player(st)), masks)
     assert masks[np.arange(8), a].all()
-    ppo = make_agent("ppo:models/racko_2p.zip?deterministic=false", core, seed=3)
-    assert ppo.deterministic is False and ppo.spec == "ppo:models/racko_2p.zip?deterministic=false"
+    ppo = make_agent("ppo:models/racko_2p.safetensors?deterministic=false", core, seed=3)
+    assert ppo.deterministic is False and ppo.spec == "ppo:models/racko_2p.safetensors?deterministic=false"
 
 
 def test_ppo_agent_refuses_a_non_bool_deterministic():
     from deckgym.agents.ppo import PPOAgent
 
     with pytest.raises(ValueError, match="deterministic must be True or False"):
-        PPOAgent(CORES["racko"], path="models/racko_2p.zip", deterministic="no")
+        PPOAgent(CORES["racko"], path="models/racko_2p.safetensors", deterministic="no")

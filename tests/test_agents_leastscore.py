@@ -12,7 +12,7 @@ from deckgym.agents.leastscore_plan import counting_actions
 from deckgym.agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
-from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR
+from leastscore_env.state import DECLARE, DRAW_DECK, TAKE_FLOOR
 from leastscore_env.plan import DISCARD_SLOTS, best_group_value
 from tests.conftest import make_core
 from deckgym.evaluation.arena import evaluate
@@ -246,4 +246,5 @@ def test_counting_parameters_from_the_spec():
     core = entry.make_core(entry.make_rules())
     a = make_agent("leastscore:counting?min_success=0.5&gamma=0.9", core, game="leastscore")
     b = make_agent("leastscore:counting", core, game="leastscore")
-    assert (a.min_success, a.gamma) == (0.5, 0.9) and (b.min_success, b.gamma) == (0.65, 0.7)
+    assert (a.params["min_success"], a.params["gamma"]) == (0.5, 0.9)
+    assert (b.params["min_success"], b.params["gamma"]) == (0.65, 0.7)

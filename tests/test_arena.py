@@ -164,9 +164,10 @@ def test_tournament_cross_table_is_consistent():
 
 
 @pytest.mark.parametrize("spec, short", [
-    ("ppo:models/racko_2p.zip", "ppo:racko_2p"),
-    ("rllib:models/racko_2p_rllib", "rllib:racko_2p_rllib"),
-    ("rllib:models/racko_2p_rllib/", "rllib:racko_2p_rllib"),
+    ("ppo:models/racko_2p.safetensors", "ppo:racko_2p"),
+    ("ppo:models/racko_2p_rllib.safetensors?deterministic=false", "ppo:racko_2p_rllib"),
+    ("rllib:runs/x/model/?allow_pickle=true", "rllib:model"),
+    ("ppo:old/racko_2p.zip?allow_pickle=true", "ppo:racko_2p"),
     ("racko:lookahead", "racko:lookahead"),
 ])
 def test_short_names_of_models_fit_the_column_headers(spec, short):
@@ -184,14 +185,14 @@ def _columns(line: str) -> list[int]:
 
 
 def test_arena_table_stays_aligned_past_30_character_names():
-    rep = evaluate("racko", ["random", "ppo:models/../models/racko_2p.zip"], deals=2, seed=0)
+    rep = evaluate("racko", ["random", "ppo:models/../models/racko_2p.safetensors"], deals=2, seed=0)
     rows = rep.table().splitlines()[1:]
     assert len({len(r) for r in rows}) == 1  # every row as wide as the header
     assert len({tuple(_columns(r)[-6:]) for r in rows[1:]}) == 1  # each number ends where the others do
 
 
 def test_tournament_labels_rows_and_columns_alike_and_stays_aligned():
-    rep = tournament("racko", ["random", "ppo:models/racko_2p.zip", "racko:bucket"], deals=2, seed=0)
+    rep = tournament("racko", ["random", "ppo:models/racko_2p.safetensors", "racko:bucket"], deals=2, seed=0)
     head, *rows = rep.table().splitlines()[2:]
     assert len({len(r) for r in [head, *rows]}) == 1
     labels = head.split()[:-1]
@@ -202,11 +203,12 @@ def test_tournament_labels_rows_and_columns_alike_and_stays_aligned():
 
 
 def test_demo_lineup_finds_shipped_models(tmp_path):
-    (tmp_path / "racko_2p_v1.zip").write_bytes(b"")
-    (tmp_path / "racko_4p.zip").write_bytes(b"")
+    (tmp_path / "racko_2p_v1.safetensors").write_bytes(b"")
+    (tmp_path / "racko_2p_v0.zip").write_bytes(b"")  # a pickled model is not taken
+    (tmp_path / "racko_4p.safetensors").write_bytes(b"")
     specs = lineup("racko", 2, str(tmp_path))
     assert specs[0] == "random" and "racko:sequence" in specs and "racko:search" not in specs
-    assert specs[-1] == f"ppo:{tmp_path / 'racko_2p_v1.zip'}"
+    assert specs[-1] == f"ppo:{tmp_path / 'racko_2p_v1.safetensors'}" and not any(".zip" in s for s in specs)
     assert not any("4p" in s for s in specs)
 
 

@@ -34,10 +34,10 @@ def test_reset_refuses_a_seed_that_is_not_an_int(make, seed):
 def test_reset_refuses_a_negative_seed_as_the_gym_views_do(make, seed, options):
     e = make()
     e.reset(seed=1)
-    before = e.state()
+    before = e.state_dict()
     with pytest.raises(ValueError, match=rf"seed must be a non-negative integer or None, got \S*{int(seed)}"):
         e.reset(seed=seed, options=options)
-    assert e.state() == before  # the game in progress is untouched
+    assert e.state_dict() == before  # the game in progress is untouched
     view = DeckGymEnv(game="racko" if make is racko_env else "leastscore")
     with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None"):
         view.reset(seed=seed)
@@ -47,10 +47,10 @@ def test_reset_refuses_a_negative_seed_as_the_gym_views_do(make, seed, options):
 def test_reset_with_a_float_seed_never_deals_the_truncated_seed(make):
     e = make()
     e.reset(seed=1)
-    before = e.state()
+    before = e.state_dict()
     with pytest.raises(TypeError):
         e.reset(seed=1.7)
-    assert e.state() == before  # the game in progress is untouched
+    assert e.state_dict() == before  # the game in progress is untouched
 
 
 @pytest.mark.parametrize("make", ENVS)
@@ -59,7 +59,7 @@ def test_reset_accepts_python_and_numpy_ints_alike(make, seed):
     a, b = make(), make()
     a.reset(seed=seed)
     b.reset(seed=5)
-    assert a.state() == b.state()
+    assert a.state_dict() == b.state_dict()
 
 
 @pytest.mark.parametrize("make", ENVS)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -39,7 +40,7 @@ def _error(capsys) -> str:
 @pytest.mark.parametrize("flag", ["--json", "--chart"])
 def test_eval_output_in_a_missing_folder_is_refused_before_playing(tmp_path, monkeypatch, capsys, flag):
     _no_work(monkeypatch)
-    path = str(tmp_path / "missing" / "out.x")
+    path = str(tmp_path / "missing" / ("out.json" if flag == "--json" else "out.png"))
     assert cli(["eval", "racko", "random", "random", "--games", "3", flag, path]) == 2
     err = _error(capsys)
     assert flag in err and "does not exist" in err
@@ -53,9 +54,13 @@ def test_eval_output_that_is_a_folder_or_unwritable_is_refused(tmp_path, monkeyp
     ro.mkdir()
     import deckgym.checks
 
-    real_access = os.access  # a read-only folder, whoever runs the tests (root ignores chmod)
-    monkeypatch.setattr(deckgym.checks.os, "access",
-                        lambda p, mode: False if os.path.abspath(p) == str(ro) else real_access(p, mode))
+    real_mkstemp = tempfile.mkstemp  # a folder that takes no file, whoever runs the tests (root ignores chmod)
+
+    def mkstemp(*a, dir=None, **k):
+        if dir is not None and os.path.abspath(dir) == str(ro):
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*a, dir=dir, **k)
+    monkeypatch.setattr(deckgym.checks.tempfile, "mkstemp", mkstemp)
     assert cli(["eval", "racko", "random", "--chart", str(ro / "c.png")]) == 2
     assert "not writable" in _error(capsys)
 
@@ -194,7 +199,7 @@ def test_train_out_in_a_missing_folder_and_runs_under_a_file_are_refused(tmp_pat
 
 def test_a_reused_run_name_is_refused_and_default_names_never_collide(tmp_path, monkeypatch, capsys):
     from deckgym.training import args as train_args
-    from deckgym.training.args import build_parser
+    from deckgym.training.config import build_parser
 
     _no_work(monkeypatch)
     (tmp_path / "runs" / "mine").mkdir(parents=True)
@@ -243,7 +248,7 @@ def test_rule_gives_a_one_element_tuple_and_checks_types(capsys):
 
 
 def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
-    """--out mymodel saves mymodel.zip and finds it again; --total-steps 300 with rollouts of
+    """--out mymodel saves mymodel.safetensors and finds it again; --total-steps 300 with rollouts of
     8 x 32 = 256 steps trains 512 steps, and the summary says so."""
     from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
@@ -252,9 +257,9 @@ def test_train_out_without_zip_rounds_total_steps_and_says_so(tmp_path):
     out = tmp_path / "mymodel"
     summary = train.main(["racko", *TRAIN_SMALL, "--total-steps", "300", "--final-deals", "2",
                           "--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert summary["out"] == str(out) + ".zip" and summary["steps"] == 512 and summary["steps_requested"] == 300
+    assert summary["out"] == str(out) + ".safetensors" and summary["steps"] == 512 and summary["steps_requested"] == 300
     assert "rounded up to whole rollouts of 8 games x 32 steps" in summary["rounding"]
-    agent = PPOAgent(game("racko").make_core(), path=str(out) + ".zip")
+    agent = PPOAgent(game("racko").make_core(), path=str(out) + ".safetensors")
     assert agent.meta["arena"]["random"]["deals"] == 2
 
 
@@ -262,7 +267,7 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
     from deckgym.agents.ppo import PPOAgent
     from deckgym.registration import game
 
-    runs, out = tmp_path / "runs", tmp_path / "m.zip"
+    runs, out = tmp_path / "runs", tmp_path / "m.safetensors"
     proc = subprocess.Popen([sys.executable, "-m", "deckgym", "train", "racko", *TRAIN_SMALL,
                              "--total-steps", "100000000", "--eval-every", "100000000", "--runs", str(runs),
                              "--run-name", "r", "--out", str(out)],
@@ -290,9 +295,11 @@ def test_ctrl_c_saves_a_loadable_model_and_the_summary_then_exits_130(tmp_path):
     assert proc.returncode == 130, stderr
     summary = json.loads((runs / "r" / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["steps"] > 0 and summary["out"] == str(out)
-    assert json.loads(stdout[stdout.index("{"):]) == summary
+    lines = stdout.splitlines()  # closing lines and the next commands, not a JSON dump
+    assert any(line.startswith("Interrupted: ") for line in lines) and "{" not in stdout
+    assert any(f"--init {out}" in line for line in lines)
     core = game("racko").make_core()
-    for path in [out, *(runs / "r" / "checkpoints").glob("interrupted_step_*.zip")]:
+    for path in [out, *(runs / "r" / "checkpoints").glob("interrupted_step_*.safetensors")]:
         agent = PPOAgent(core, path=str(path))
         assert agent.meta["interrupted"] is True
     obs = core.observe(core.init(4, 0), 0)

@@ -9,9 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE, DRAW_DECK, TAKE_FLOOR
 from leastscore_env.rules import LeastScoreRules
-from racko_env.core import DISCARD_DRAWN, DRAW, TAKE, RackoCore
+from racko_env.core import RackoCore
+from racko_env.state import DISCARD_DRAWN, DRAW, TAKE
 from racko_env.rules import RackoRules
 
 

@@ -7,6 +7,12 @@ seat to act and of a fixed seat, every ``StepResult`` field, ``obs_view`` and
 was before the cores were split into modules; a refactoring of a core must reproduce them
 bit for bit. Regenerate (only on a deliberate change of behaviour) with
 ``python tests/test_core_golden.py --write``.
+
+The five AEC digests were regenerated once, when the AEC infos began to carry every round-result
+key from ``reset`` on (neutral values until a round ends; the digests hash ``round_points`` and
+``total_points`` at every step). The core and deal digests did not change, and the AEC runs
+hashed without the per-step infos but with the infos at each episode's end gave the same
+digests before and after that change: the same play, rewards and round results.
 """
 
 from __future__ import annotations

@@ -50,9 +50,13 @@ def test_core_reexports_its_public_names(package):
 
 
 def test_names_imported_elsewhere_still_come_from_core():
-    from leastscore_env.core import (DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, LeastScoreCore, LeastScoreState,
-                                     hand_word_bits, legal_discard_table)
-    from racko_env.core import (LONGEST_RUN, PHASE_NAMES, PREFIX_LEN, RackoCore, RackoState, r8_points, rack_codes)
+    from leastscore_env.core import LeastScoreCore
+    from leastscore_env.legality import legal_discard_table
+    from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, LeastScoreState
+    from leastscore_env.tables import hand_word_bits
+    from racko_env.core import RackoCore
+    from racko_env.state import PHASE_NAMES, RackoState
+    from racko_env.tables import LONGEST_RUN, PREFIX_LEN, r8_points, rack_codes
 
     assert (DECLARE, DRAW_DECK, TAKE_FLOOR, NUM_ACTIONS) == (31, 32, 33, 38)
     assert LeastScoreCore().num_actions == NUM_ACTIONS and RackoCore().phase_names == PHASE_NAMES

@@ -25,7 +25,7 @@ SMOKE = {
     "fit_leastscore_prior": ["--games", "20", "--players", "2", "--out", "{tmp}/ls_prior.npz"],
     "leastscore_belief_quality": ["--games", "8", "--samples", "2", "--players", "3"],
     "leastscore_search_diagnosis": ["--positions", "12", "--samples", "2", "--beliefs", "uniform", "prior"],
-    "imitation_ceiling": ["--model", "models/racko_2p.zip", "--steps", "3", "--envs", "8", "--test-envs", "2",
+    "imitation_ceiling": ["--model", "models/racko_2p.safetensors", "--steps", "3", "--envs", "8", "--test-envs", "2",
                           "--reruns", "1", "--epochs", "1", "--net", "8", "--arena", "2",
                           "--teacher", "racko:search?samples=2&candidates=2&horizon=8"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",

@@ -29,9 +29,10 @@ def _args(tmp_path, *extra):
 
 
 def _weights(path):
-    from deckgym.agents.ppo import load_policy
+    from deckgym.agents.policy_file import load_policy
 
-    return [p.detach().numpy().copy() for p in load_policy(str(path)).parameters()]
+    tensors, _ = load_policy(str(path))
+    return [tensors[k] for k in sorted(tensors)]
 
 
 def test_labels_are_the_experts_on_the_players_states():
@@ -79,7 +80,7 @@ def test_expert_iteration_runs_logs_and_saves_a_playable_model(tmp_path):
     assert 0 <= hist[1]["agreement"] <= 1 and hist[1]["data"] == 100 and "random" in hist[1]["arena"]
     meta = read_metadata(summary["out"])
     assert meta["train_config"]["expert"] == "racko:bucket" and meta["expert_iteration"] in (1, 2)
-    assert (run / "expert_state.json").exists() and len(list((run / "checkpoints").glob("iteration_*.zip"))) == 2
+    assert (run / "expert_state.json").exists() and len(list((run / "checkpoints").glob("iteration_*.safetensors"))) == 2
     # PPO goes on from the distilled network
     ppo = train.main(["racko", "--players", "2", "--init", summary["out"], "--total-steps", "256", "--num-envs", "8",
                       "--n-steps", "32", "--batch-size", "64", "--epochs", "1", "--opponents", "random=1",
@@ -111,8 +112,8 @@ def test_ctrl_c_keeps_the_state_and_resume_ends_as_an_uninterrupted_run(tmp_path
                           "--expert-iterations", "3", "--quiet"])
     assert not resumed["interrupted"] and resumed["iterations"] == 3
     assert [h["iteration"] for h in json.loads((run / "evals.json").read_text())] == [1, 2, 3]
-    uninterrupted = _weights(tmp_path / "runs" / "straight" / "expert_model.zip")
-    for a, b in zip(uninterrupted, _weights(run / "expert_model.zip")):
+    uninterrupted = _weights(tmp_path / "runs" / "straight" / "expert_model.safetensors")
+    for a, b in zip(uninterrupted, _weights(run / "expert_model.safetensors")):
         np.testing.assert_array_equal(a, b)
     assert straight["iterations"] == 3
 

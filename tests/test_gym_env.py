@@ -97,27 +97,29 @@ def test_a_users_own_training_module_does_not_shadow_the_entry_points(tmp_path):
     assert "user's own training.py" in res.stderr
 
 
+@pytest.mark.parametrize("obs", ["default", "infostate"])
 @pytest.mark.parametrize("game", list(CASES))
-def test_sb3_check_env(game):
+def test_sb3_check_env(game, obs):
     from stable_baselines3.common.env_checker import check_env
 
-    env = make(game)
+    env = make(game, obs=obs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a warning
         check_env(env.unwrapped, warn=True)
 
 
+@pytest.mark.parametrize("obs", ["default", "infostate"])
 @pytest.mark.parametrize("game", list(CASES))
-def test_gymnasium_check_env(game):
+def test_gymnasium_check_env(game, obs):
     from gymnasium.utils.env_checker import check_env
 
     # Gymnasium's step-determinism check samples an action *before* a reset and steps it
     # *after* it, so the stale action may be illegal in the new deal: the default
     # ("terminate", PettingZoo classic's convention) makes that a deterministic end.
-    check_env(make(game).unwrapped)
+    check_env(make(game, obs=obs).unwrapped)
     # with illegal_action="raise" every check up to that point passes, failing only there:
-    env = make(game, illegal_action="raise").unwrapped
-    with pytest.raises(ValueError, match="illegal action"):
+    env = make(game, obs=obs, illegal_action="raise").unwrapped
+    with pytest.raises(ValueError, match="illegal learner action"):
         check_env(env)
 
 
@@ -164,7 +166,7 @@ def test_illegal_actions(game):
     mask = env.unwrapped.action_masks()
     bad = int(np.flatnonzero(~mask)[0])
     name = env.unwrapped.core.action_names[bad]
-    with pytest.raises(ValueError, match=re.escape(f"illegal action {bad} ({name})")):
+    with pytest.raises(ValueError, match=re.escape(f"illegal learner action {bad} ({name}) in phase")):
         env.step(bad)
     with pytest.raises(ValueError, match="out of range"):
         env.step(env.action_space.n)
@@ -173,11 +175,40 @@ def test_illegal_actions(game):
     env.step(int(np.flatnonzero(mask)[0]))  # still usable after the refusals
     env = make(game)  # default: terminate, with a warning naming the action
     env.reset(seed=0)
-    with pytest.warns(UserWarning, match=re.escape(f"illegal action {bad} ({name})")):
+    with pytest.warns(UserWarning, match=re.escape(f"illegal learner action {bad} ({name}) in phase")):
         obs, r, term, trunc, info = env.step(bad)
     assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, bad)
     with pytest.raises(ValueError, match="illegal_action"):
         make(game, illegal_action="ignore")
+
+
+@pytest.mark.parametrize("game", list(CASES))
+def test_mask_less_play_warns_once_per_phase_and_counts_the_rest(game):
+    """A learner that ignores the masks: each illegal action ends its episode (−1); the log gets
+    one warning per phase of the game, ``info["illegal_actions"]`` counts every one."""
+    env = make(game)
+    rng = np.random.default_rng(0)
+    ends = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, info = env.reset(seed=0)
+        assert info["illegal_actions"] == 0 and info["illegal_action"] == -1
+        for _ in range(400):
+            a = int(rng.integers(env.action_space.n))
+            legal = bool(env.unwrapped.action_masks()[a])
+            _, r, term, trunc, info = env.step(a)
+            if not legal:
+                ends += 1
+                assert (r, term, trunc, info["illegal_action"], info["won"]) == (-1.0, True, False, a, 0.0)
+            assert info["illegal_actions"] == ends
+            if term or trunc:
+                env.reset()  # without a seed: the count goes on
+    logged = [w for w in caught if "illegal action" in str(w.message)]
+    assert ends > 50
+    assert 1 <= len(logged) <= len(env.unwrapped.core.phase_names)
+    assert all("info['illegal_actions'] counts them" in str(w.message) for w in logged)
+    _, info = env.reset(seed=0)  # a seeded reset starts the count again, as it replays the deal
+    assert info["illegal_actions"] == 0
 
 
 @pytest.mark.parametrize("game", list(CASES))

@@ -210,7 +210,7 @@ def _ls_played(core, b: int, steps: int, seed: int):
 
 @pytest.mark.parametrize("kw", LS_VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
 def test_leastscore_no_leak_and_default_prefix(kw: dict) -> None:
-    from deckgym.evaluation.soak import leastscore_hidden_shuffle
+    from leastscore_env.invariants import hidden_shuffle as leastscore_hidden_shuffle
     from leastscore_env import LeastScoreCore, LeastScoreRules
     from leastscore_env.infostate import LeastScoreInfoCore
 
@@ -303,3 +303,30 @@ def test_observe_for_and_vector_env_refusal() -> None:
     loop = play_out(plain, state, [info, dflt], np.tile([0, 1], (2, 1)), drop_finished=False)
     with pytest.raises(ValueError, match="obs='infostate'"):
         next(loop)
+
+
+@pytest.mark.parametrize("game, players", [("racko", 2), ("racko", 4), ("leastscore", 4), ("leastscore", 6)])
+def test_the_infostate_layout_is_written_once_and_matches_the_code(game: str, players: int) -> None:
+    """The env module's "Information state" table is the layout's one description: its fields,
+    in order, with their sizes, are the ones the information-state core builds."""
+    import importlib
+    import re
+
+    from deckgym.registration import game as game_entry
+
+    entry = game_entry(game)
+    doc = importlib.import_module(entry.module + ".env").__doc__
+    section = doc[doc.index("Information state (``obs=\"infostate\"``" if game == "racko" else
+                            "Information state (`obs=\"infostate\"`"):]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("|")][2:]
+    rows = rows[: next((i for i, r in enumerate(rows) if not r[0].strip()), len(rows))]
+    core = entry.make_core(entry.make_rules(num_players=players), obs="infostate")
+    plain = entry.make_core(entry.make_rules(num_players=players))
+    fields = [(k, v.stop - v.start) for k, v in core.obs_slices.items() if k not in plain.obs_slices]
+    P = players
+    N = getattr(core, "deck_size", 52)
+    L = 24
+    documented = [(r[2].strip().strip("`"), eval(re.sub("·", "*", r[1].strip()), {}, {"P": P, "N": N, "L": L}))
+                  for r in rows]
+    assert documented == fields
+    assert sum(n for _, n in fields) == core.obs_size - plain.obs_size

@@ -1,14 +1,22 @@
 """The import direction of the layers, checked on the source (AST) of every module.
 
-Games (``racko_env``, ``leastscore_env``) -> the shared adapter (``deckgym``) -> ``agents`` ->
-``evaluation`` -> ``training``. A layer imports only the layers before it: games never import
-``agents``, ``evaluation`` or ``training``; ``deckgym`` reaches ``agents`` only through
-``agents.registry`` (to resolve agent spec strings) and never imports ``evaluation`` or
-``training`` (its entry points, the CLI and ``__main__``, are the exception); ``agents`` never
-imports ``evaluation`` or ``training``; ``evaluation`` never imports ``training``. Nothing imports
-the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The speed tools in ``benchmarks`` and
-the analyses in ``experiments`` sit on top of everything and are imported by no package (what the
-CLI's ``deckgym bench`` / ``soak`` run lives in ``deckgym.evaluation``). Lazy imports inside functions count as imports.
+The ground (``deckgym.core``, ``rng``, ``rules``, ``checks``, ``kernels``, ``descriptor``,
+``terminal``: the core contract and what every game builds on) imports nothing of the
+repository above it -> games (``racko_env``, ``leastscore_env``) and the shared adapter
+(``deckgym``: the AEC adapter, play-out loop, replays, registration) -> ``agents`` -> the front
+ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, the viewer) ->
+``evaluation`` -> ``training`` -> the CLI. A layer imports only the layers before it: games never
+import ``agents``, the front ends, ``evaluation`` or ``training``; the adapter never imports
+``agents`` or a front end; the front ends never import ``evaluation`` or ``training``; ``agents``
+never imports a front end, ``evaluation`` or ``training``; ``evaluation`` never imports
+``training``. Nothing imports the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The
+speed tools in ``benchmarks`` and the analyses in ``experiments`` sit on top of everything and are
+imported by no package (what the CLI's ``deckgym bench`` / ``soak`` run lives in
+``deckgym.evaluation``). Lazy imports inside functions count as imports.
+
+Two more rules over every module: no import circle (lazy imports counted), and no re-export:
+``from M import name`` takes ``name`` from the module that defines it (a package's
+``__init__`` is the one exception: it is the package's public face).
 """
 
 from __future__ import annotations
@@ -25,6 +33,15 @@ GAMES = ("racko_env", "leastscore_env")
 FORBIDDEN = {"agents": ("evaluation", "training"), "evaluation": ("training",)}
 TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
+#: the core contract and what every game builds on: imports no other repository module
+GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
+          "deckgym.terminal")
+#: the parts of deckgym that build agents from specs (and the CLI's and viewer's servers)
+FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer")
+
+
+def _within(mod: str, roots: tuple[str, ...]) -> bool:
+    return any(mod == r or mod.startswith(r + ".") for r in roots)
 
 
 #: repository folders installed under ``deckgym.`` (pyproject's package-dir)
@@ -81,19 +98,25 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
     layer = top(name)
     bad = []
     for mod in sorted(imported_modules(path, root)):
-        if (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
+        if _within(name, GROUND):
+            if (top(mod) in PACKAGES or mod == "deckgym") and not _within(mod, GROUND):
+                bad.append(f"ground module {name} imports {mod}")
+        elif (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
             bad.append(f"{name} imports the CLI ({mod})")
         elif top(mod) in TOOLS and layer != top(mod):
             bad.append(f"{name} imports {mod}")
-        elif layer in GAMES and top(mod) in ("agents", "evaluation", "training"):
+        elif layer in GAMES and (top(mod) in ("agents", "evaluation", "training") or _within(mod, FRONT_ENDS)):
             bad.append(f"game module {name} imports {mod}")
         elif top(mod) in FORBIDDEN.get(layer, ()):
             bad.append(f"{name} imports {mod}")
+        elif layer == "agents" and _within(mod, FRONT_ENDS):
+            bad.append(f"{name} imports {mod} (a front end, above the agents)")
         elif layer == "deckgym" and name not in ENTRY_POINTS:
             if top(mod) in ("evaluation", "training"):
                 bad.append(f"{name} imports {mod}")
-            elif top(mod) == "agents" and mod != "deckgym.agents" and not (mod + ".").startswith("deckgym.agents.registry."):
-                bad.append(f"{name} imports {mod} (only deckgym.agents.registry is allowed)")
+            elif not _within(name, FRONT_ENDS) and (top(mod) == "agents" or _within(mod, FRONT_ENDS)) \
+                    and _within(mod, ("deckgym",)) and mod != "deckgym":
+                bad.append(f"{name} imports {mod} (only the front ends {', '.join(FRONT_ENDS)} build agents)")
     return bad
 
 
@@ -125,6 +148,14 @@ def test_import_direction():
         ("deckgym/x.py", "from deckgym.training.train import main", "deckgym.x imports deckgym.training"),
         ("deckgym/x.py", "from deckgym.agents.ppo import PPOAgent", "deckgym.x imports deckgym.agents.ppo"),
         ("deckgym/x.py", "from deckgym.agents import ppo", "deckgym.x imports deckgym.agents.ppo"),
+        ("deckgym/x.py", "def f():\n    from deckgym.agents.registry import make_agent", "deckgym.x imports deckgym.agents"),
+        ("deckgym/replay.py", "from deckgym.vector_env import DeckGymVectorEnv", "deckgym.replay imports deckgym.vector_env"),
+        ("deckgym/core.py", "from deckgym.registration import game", "ground module deckgym.core imports deckgym.registration"),
+        ("deckgym/rng.py", "def f():\n    import racko_env.core", "ground module deckgym.rng imports racko_env"),
+        ("deckgym/rules.py", "from deckgym import aec", "ground module deckgym.rules imports deckgym"),
+        ("agents/x.py", "from deckgym.gym_env import DeckGymEnv", "deckgym.agents.x imports deckgym.gym_env"),
+        ("racko_env/x.py", "from deckgym.viewer.frames import frames", "game module racko_env.x imports deckgym.viewer"),
+        ("deckgym/viewer/x.py", "from deckgym.evaluation.arena import evaluate", "deckgym.viewer.x imports deckgym.evaluation"),
         ("racko_env/sub/x.py", "from deckgym import training", "game module racko_env.sub.x imports deckgym.training"),
         ("training/x.py", "from experiments.fit_dp_stats import tally", "deckgym.training.x imports experiments"),
         ("experiments/x.py", "from deckgym.cli import main", "experiments.x imports the CLI"),
@@ -141,7 +172,10 @@ def test_checker_catches(tmp_path, where, source, expected):
 @pytest.mark.parametrize(
     "where, source",
     [
-        ("deckgym/x.py", "def f():\n    from deckgym.agents.registry import make_agent"),
+        ("deckgym/vector_env.py", "def f():\n    from deckgym.agents.registry import make_agent"),
+        ("deckgym/viewer/x.py", "from deckgym.agents.base import Agent\nfrom deckgym.replay import load"),
+        ("deckgym/core.py", "import numpy as np\nfrom deckgym.rng import make_keys"),
+        ("racko_env/x.py", "from deckgym.aec import CoreAECEnv\nfrom deckgym.descriptor import GameSpec"),
         ("deckgym/cli.py", "from deckgym.evaluation.arena import evaluate\nfrom deckgym.evaluation import bench"),
         ("training/x.py", "from deckgym.evaluation.arena import evaluate"),
         ("benchmarks/x.py", "from deckgym.training.train import main\nfrom benchmarks.speed import main"),
@@ -186,3 +220,131 @@ def test_planner_and_kernels_import_no_circle(game):
 def test_the_planners_shared_constants_import_nothing(game):
     # nothing of the repository, numpy or numba: the planner and every kernel can import them
     assert imported_modules(ROOT / game / "plan_constants.py") <= {"collections", "collections.namedtuple"}
+
+
+# -- no import circle, no re-export (every module of the installed packages and the tools) --------
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    """Module name → path (a package by its own name, not ``.__init__``)."""
+    out = {}
+    for p in sorted(q for pkg in PACKAGES for q in (root / pkg).rglob("*.py")):
+        name = module_name(p, root)
+        out[name[: -len(".__init__")] if name.endswith(".__init__") else name] = p
+    return out
+
+
+def import_edges(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[str]:
+    """The repository modules ``path`` imports, lazy imports included. ``from pkg import sub``
+    is an edge to ``pkg.sub`` when that is a module (its package is imported before it either
+    way, so that is no circle), else to ``pkg``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    name = module_name(path, root)
+    package = name[: -len(".__init__")] if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                hits = [".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in known]
+                out.update(hits[:1])
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                mod = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            for alias in node.names:
+                if f"{mod}.{alias.name}" in known:
+                    out.add(f"{mod}.{alias.name}")
+                elif mod in known:
+                    out.add(mod)
+    out.discard(module_name(path, root).removesuffix(".__init__"))
+    return out
+
+
+def import_circles(root: Path = ROOT) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (Tarjan), sorted."""
+    known = _modules(root)
+    graph = {n: import_edges(p, known, root) for n, p in known.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(groups)
+
+
+def test_no_import_circle() -> None:
+    assert import_circles() == []
+
+
+def test_circle_check_finds_a_lazy_circle(tmp_path) -> None:
+    for where, source in (("deckgym/a.py", "from deckgym.b import f"), ("deckgym/b.py", "def f():\n    import deckgym.c"),
+                          ("deckgym/c.py", "from deckgym import a"), ("deckgym/__init__.py", "from deckgym.d import x"),
+                          ("deckgym/d.py", "from deckgym import c\nx = 1")):
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / where).write_text(source + "\n")
+    assert import_circles(tmp_path) == [["deckgym.a", "deckgym.b", "deckgym.c"]]
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines at its top level (not the names it imports)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
+
+
+def reexported_imports(root: Path = ROOT) -> list[str]:
+    """``from M import name`` lines whose ``name`` is not defined in module ``M`` but imported there
+    (a package's ``__init__`` may gather its public names; ``M.name`` may be a submodule)."""
+    known = _modules(root)
+    defined: dict[str, set[str]] = {}
+    bad = []
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
+                continue
+            src = known[node.module]
+            if src.name == "__init__.py":
+                continue
+            own = defined.setdefault(node.module, _defined(src))
+            bad += [f"{name}:{node.lineno} takes {a.name} from {node.module}, which only imports it"
+                    for a in node.names if a.name not in own and f"{node.module}.{a.name}" not in known]
+    return bad
+
+
+def test_no_reexport() -> None:
+    assert reexported_imports() == [], "\n".join(reexported_imports())
+
+
+def test_reexport_check_finds_one(tmp_path) -> None:
+    for where, source in (("deckgym/a.py", "X = 1"), ("deckgym/b.py", "from deckgym.a import X\nY = X"),
+                          ("deckgym/c.py", "from deckgym.b import X, Y\nfrom deckgym.a import X as Z")):
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / where).write_text(source + "\n")
+    assert reexported_imports(tmp_path) == ["deckgym.c:1 takes X from deckgym.b, which only imports it"]

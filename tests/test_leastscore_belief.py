@@ -10,7 +10,8 @@ import pytest
 from deckgym.agents.leastscore_belief import (BELIEF_MODELS, LeastScoreBelief, bits_cards, hand_features, load_prior, load_ratio,
                                      opponent_turns)
 from leastscore_env.cards import NUM_CARDS, VALUE
-from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE
 from leastscore_env.rules import LeastScoreRules
 
 

@@ -47,13 +47,13 @@ def check_invariants(core, s):
         assert all(len(h) == 0 for h, a in zip(loc["hands"], alive) if not a)
         for p, (h, a) in enumerate(zip(loc["hands"], alive)):  # L4: only a mover who just
             if a and not s.over[b]:  # discarded its whole hand holds no card (until it draws)
-                assert len(h) >= 1 or (p == s.cur[b] and s.phase[b] == 1 and len(loc["pending"]) >= 1)
+                assert len(h) >= 1 or (p == s.player[b] and s.phase[b] == 1 and len(loc["pending"]) >= 1)
         assert int(s.floor_bits[b]) == sum(1 << c for c in loc["floor"])
         for p in range(P):
             assert int(s.hand_bits[b, p]) == sum(1 << c for c in loc["hands"][p])
         if not s.over[b]:
             assert mask[b].any(), "the player to move always has a legal action"
-            assert alive[int(s.cur[b])]
+            assert alive[int(s.player[b])]
         for p in range(P):  # known cards are really held
             assert set(c for c in range(52) if int(s.known[b, p]) >> c & 1) <= set(loc["hands"][p])
 
@@ -81,7 +81,7 @@ def check_observation_public(core, s, seat):
         assert set(loc["dead"]) | set(loc["floor"]) | set(loc["pending"]) <= set(seen)
         assert v["scores"][b].tolist() == [int(s.scores[b, p]) for p in ego]
         assert v["deck_size"][b] == len(loc["deck"]) and v["phase"][b] == s.phase[b]
-        assert v["to_move"][b].tolist() == [p == s.cur[b] for p in ego]
+        assert v["to_move"][b].tolist() == [p == s.player[b] for p in ego]
 
 
 def test_hidden_cards_do_not_change_an_observation():
@@ -126,7 +126,7 @@ def test_random_play_keeps_every_invariant(players, episode, batch, seed, steps)
         if i % 2 == 0:
             check_invariants(core, s)
         if i % 5 == 0:
-            check_observation_public(core, s, s.cur.astype(np.int64))
+            check_observation_public(core, s, s.player.astype(np.int64))
             check_observation_public(core, s, int(rng.integers(players)))
         m = core.legal_action_mask(s)
         res = core.step(s, np.argmax(m * rng.random(m.shape), axis=1))
@@ -149,7 +149,7 @@ def test_same_seed_same_game_whatever_the_batch(episode):
         core.reset_where(big, rb.terminated | rb.truncated)
         core.reset_where(small, rs.terminated | rs.truncated)
         np.testing.assert_array_equal(core.observe(big, 1)[4], core.observe(small, 1)[0])
-    for f in ("hands", "deck", "top", "scores", "rng_counter", "cur", "phase"):
+    for f in ("hands", "deck", "top", "scores", "rng_counter", "player", "phase"):
         np.testing.assert_array_equal(getattr(big, f)[4], getattr(small, f)[0], err_msg=f)
 
 
@@ -173,7 +173,7 @@ def test_mixed_phase_batch_steps_like_single_games():
             r1 = core.step(g, a[b : b + 1])
             np.testing.assert_array_equal(r1.rewards[0], res.rewards[b])
             assert r1.terminated[0] == res.terminated[b] and r1.round_over[0] == res.round_over[b]
-            for f in ("hands", "legal", "known", "floor", "pending", "dead", "seen", "mask", "cur", "phase"):
+            for f in ("hands", "legal", "known", "floor", "pending", "dead", "seen", "mask", "player", "phase"):
                 np.testing.assert_array_equal(getattr(g, f)[0], getattr(s, f)[b], err_msg=f)
         core.reset_where(s, res.terminated | res.truncated)
 
@@ -222,7 +222,7 @@ def test_observation_size_and_bounds():
         s = core.init(64, seed=1)
         rng = np.random.default_rng(0)
         for _ in range(50):
-            o = core.observe(s, s.cur.astype(np.int64))
+            o = core.observe(s, s.player.astype(np.int64))
             assert o.shape == (64, core.obs_size) and o.dtype == np.float32
             assert (o >= core.obs_low).all() and (o <= core.obs_high).all()
             m = core.legal_action_mask(s)
@@ -253,7 +253,7 @@ def test_observe_out_parameter_and_array_seats_match():
 @pytest.mark.parametrize("same_suit", [False, True])
 def test_legal_discards_match_the_reference_tables(same_suit):
     """The hot path's dense L5 tables give exactly legal_discard_table's masks."""
-    from leastscore_env.core import legal_discard_table
+    from leastscore_env.legality import legal_discard_table
 
     core = make(4, sequence_same_suit=same_suit)
     rng = np.random.default_rng(1)

@@ -10,7 +10,7 @@ import leastscore_env.dp as dp
 from deckgym.agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import RANK_VALUE
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from leastscore_env.plan import CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
@@ -216,14 +216,14 @@ def test_declare_ceiling_oracle_declares_only_true_declarations():
 
 
 def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
-    """models/leastscore_4p.zip clones leastscore:dp (model card): same moves on random-play states."""
+    """models/leastscore_4p.safetensors clones leastscore:dp (model card): same moves on random-play states."""
     from deckgym.agents.leastscore_heuristics import DPAgent
     from deckgym.agents.ppo import PPOAgent, read_metadata
     import leastscore_env.features as F
 
-    path = "models/leastscore_4p.zip"
+    path = "models/leastscore_4p.safetensors"
     meta = read_metadata(path)
-    assert meta["features_version"] == 3 and meta["game"] == "leastscore" and meta["num_players"] == 4
+    assert meta["features"] == 3 and meta["game"] == "leastscore" and meta["num_players"] == 4
     agree = total = 0
     model = teacher = None
     for core, obs, m in leastscore_random_play(4, steps=40):

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from deckgym.aec import IllegalActionError
+from deckgym.illegal import IllegalActionError
 from leastscore_env import LeastScoreCore, LeastScoreRules, env, raw_env
-from tests.conftest import aec_random_action
+from leastscore_env.cards import card_str
+from tests.conftest import aec_random_action, legal_sampling
 
 FIXED = {
     "hands": [["AC", "AD", "2C", "3C", "KC"], ["AH", "2D", "4C", "4D", "KD"], ["AS", "2H", "4H", "5D", "KH"]],
@@ -19,13 +20,15 @@ FIXED = {
 }
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"num_players": 2}, {"num_players": 5, "episode": "match", "elimination_score": 25}])
+@pytest.mark.parametrize("kwargs", [{}, {"num_players": 2}, {"num_players": 5, "episode": "match", "elimination_score": 25},
+                                    {"num_players": 3, "obs": "infostate", "illegal_action": "terminate"}])
 def test_pettingzoo_api(kwargs):
     api_test(env(**kwargs), num_cycles=400)
 
 
 def test_pettingzoo_seed_and_render():
     seed_test(lambda: env(num_players=3), num_cycles=200)
+    seed_test(lambda: env(num_players=2, obs="infostate", illegal_action="terminate"), num_cycles=200)
     render_test(lambda render_mode=None: env(render_mode=render_mode))
 
 
@@ -83,7 +86,7 @@ def test_pickling_mid_game_continues_identically():
         e2.step(a)
         assert e.agent_selection == e2.agent_selection
         np.testing.assert_array_equal(e.observe(ag)["observation"], e2.observe(ag)["observation"])
-    assert e.unwrapped.state() == e2.unwrapped.state()
+    assert e.unwrapped.state_dict() == e2.unwrapped.state_dict()
 
 
 def test_illegal_actions_raise_or_terminate():
@@ -129,13 +132,13 @@ def test_explicit_deal_and_hand():
     e.reset(seed=5, options=dict(FIXED))
     assert e.unwrapped.hand("player_0") == ["AC", "AD", "2C", "3C", "KC"]
     assert e.unwrapped.hand("player_2") == ["AS", "2H", "4H", "5D", "KH"]
-    st = e.unwrapped.state()
+    st = e.unwrapped.state_dict()
     assert st["floor"] == ["9S"] and st["deck"][:3] == ["3D", "5C", "5H"] and len(st["deck"]) == 52 - 15 - 1
     assert e.agent_selection == "player_0"
     # the same seed shuffles the unlisted cards the same way
     e2 = env(num_players=3)
     e2.reset(seed=5, options=dict(FIXED))
-    assert e2.unwrapped.state()["deck"] == st["deck"]
+    assert e2.unwrapped.state_dict()["deck"] == st["deck"]
 
 
 def test_round_infos_and_points_rewards():
@@ -173,7 +176,7 @@ def test_options_without_a_deal_key_are_not_a_deal():
     e.reset(seed=4, options={"options": 1})  # what PettingZoo's api_test passes
     e2 = env(num_players=3)
     e2.reset(seed=4)
-    assert e.unwrapped.state() == e2.unwrapped.state()
+    assert e.unwrapped.state_dict() == e2.unwrapped.state_dict()
 
 
 def test_raw_env_metadata_and_spaces():
@@ -234,3 +237,63 @@ def test_match_win_rewards_pay_eliminated_agents_before_they_leave():
                     assert left_with[a] == pytest.approx(-1 / (P - 1))  # paid before it left
             matches += 1
     assert matches >= 3
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_players": 2, "obs": "infostate"}, {"num_players": 5, "episode": "match", "elimination_score": 25}])
+def test_state_is_a_flat_array_in_its_space_for_pettingzoos_state_test(kw):
+    """``state()``: the full state as float32 in ``state_space`` (centralised critics, TorchRL's
+    ``return_state``); PettingZoo's state checks pass without a warning. (Its ``state_test``
+    also wants a parallel env, which a turn-based game is not, so its two AEC parts run.)"""
+    import importlib
+    import warnings
+
+    from gymnasium import spaces
+
+    pz_state = importlib.import_module("pettingzoo.test.state_test")
+    e = env(**kw)
+    assert isinstance(e.unwrapped.state_space, spaces.Box)
+    legal_sampling(e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pz_state.test_state_space(e)
+        pz_state.test_state(e, num_cycles=200)
+
+
+def test_state_decodes_to_the_hand_built_deal():
+    e = env(num_players=3)
+    e.reset(seed=5, options=dict(FIXED, scores=[10, 0, 24]))
+    s, core = e.unwrapped.state(), e.unwrapped.core
+    sl = core.state_slices
+    assert s.dtype == np.float32 and s.shape == (core.state_size,) and s in e.unwrapped.state_space
+    hands = s[sl["hands"]].reshape(3, 52)
+    assert [sorted(card_str(c) for c in np.flatnonzero(h)) for h in hands] == [sorted(h) for h in FIXED["hands"]]
+    assert [card_str(c) for c in np.flatnonzero(s[sl["floor"]])] == ["9S"]
+    deck = np.rint(s[sl["deck"]] * 52).astype(int)
+    assert [card_str(c - 1) for c in deck[:3]] == ["3D", "5C", "5H"] and (deck[: 52 - 16] > 0).all()
+    assert not deck[52 - 16:].any()
+    np.testing.assert_allclose(s[sl["scores"]], np.array([10, 0, 24]) / 100)
+    assert s[sl["player"]].tolist() == [1, 0, 0] and s[sl["phase"]].tolist() == [1, 0] and s[sl["alive"]].all()
+    assert s[sl["turn"]][0] == 0 and not s[sl["known"]].any() and not s[sl["pending"]].any()
+
+
+def test_infos_hold_every_round_result_key_from_reset_on():
+    """Clients that fix their info spec at reset (TorchRL) keep the round results: every key is
+    there at reset with a neutral value (the deal's totals in ``total_points``), and the same
+    keys carry the round's results at its end."""
+    e = env(num_players=3)
+    e.reset(seed=5, options=dict(FIXED, scores=[10, 0, 24]))
+    keys = {"round_points", "total_points", "hand_total", "illegal_move", "illegal_action", "illegal_actions"}
+    for i, info in enumerate(e.infos.values()):
+        assert set(info) == keys
+        assert (info["round_points"], info["hand_total"], info["total_points"]) == (0, 0, [10, 0, 24][i])
+        assert info["illegal_move"] is False and info["illegal_action"] == -1 and info["illegal_actions"] == 0
+    rng = np.random.default_rng(3)
+    final = {}
+    for agent in e.agent_iter():
+        _, _, term, trunc, info = e.last()
+        assert set(info) == keys
+        if term or trunc:
+            final[agent] = info
+        e.step(aec_random_action(e, rng))
+    assert sum(info["round_points"] for info in final.values()) > 0
+    assert all(info["total_points"] == info["round_points"] + start for info, start in zip(final.values(), [10, 0, 24]))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.core import DECLARE, DRAW_DECK
+from leastscore_env.state import DECLARE, DRAW_DECK
 
 
 def assert_same_state(s1, s2):

@@ -9,7 +9,7 @@ import pytest
 import leastscore_env.features as F
 from deckgym.agents.leastscore_plan import counting_actions, greedy_actions
 from leastscore_env import LeastScoreCore, LeastScoreRules
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 from leastscore_env.plan import (
     calibrated_skew,
     decode,
@@ -135,7 +135,7 @@ def test_expect_from_the_registry_with_overrides():
     from deckgym.agents.registry import make_agent
     core = LeastScoreCore(LeastScoreRules(num_players=4))
     agent = make_agent("leastscore:expect?points_weight=0.1&margin=0", core, game="leastscore")
-    assert agent.points_weight == 0.1 and agent.margin == 0.0
+    assert agent.params["points_weight"] == 0.1 and agent.params["margin"] == 0.0
 
 
 def _best_group_value_reference(counts, sequence_lengths):

@@ -13,7 +13,8 @@ import pytest
 import deckgym.agents.leastscore_plan as AP
 from deckgym.agents.registry import make_agent
 from leastscore_env import dp, features as F, feature_kernels, plan
-from leastscore_env.core import DECLARE, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE
 from leastscore_env.plan_constants import Decoded
 from leastscore_env.rules import LeastScoreRules
 from tests.oracles import leastscore_dp as OD

@@ -9,8 +9,8 @@ import pytest
 
 from leastscore_env import LeastScoreRules, card_str, card_value, parse_card
 from leastscore_env.cards import RANK, SUIT, VALUE
-from leastscore_env.core import DECLARE, DRAW_DECK
-from leastscore_env.core import TAKE_FLOOR as FLOOR0
+from leastscore_env.state import DECLARE, DRAW_DECK
+from leastscore_env.state import TAKE_FLOOR as FLOOR0
 from tests.conftest import make_core
 
 

@@ -17,7 +17,8 @@ from deckgym.agents.leastscore_plan import dp_actions_obs
 from deckgym.agents.leastscore_search import LeastScoreSearchAgent, rollout_values
 from deckgym.agents.registry import agent_specs, make_agent
 from deckgym.playout import play_out
-from leastscore_env.core import DECLARE, DRAW_DECK, TAKE_FLOOR, LeastScoreCore
+from leastscore_env.core import LeastScoreCore
+from leastscore_env.state import DECLARE, DRAW_DECK, TAKE_FLOOR
 from leastscore_env.rules import LeastScoreRules
 
 FAST = "leastscore:search?samples=8"
@@ -94,7 +95,7 @@ def _deal_to_decision(core: LeastScoreCore, hand0: list[str], take_floor: bool) 
     plain = LeastScoreCore(core.rules)
     core.step(st, np.array([0]))  # throw the lowest card: AS is card 0, always slot 0
     core.step(st, np.array([TAKE_FLOOR if take_floor else DRAW_DECK]))
-    while int(st.cur[0]) != 0:
+    while int(st.player[0]) != 0:
         seat = core.current_player(st)
         core.step(st, dp_actions_obs(plain, core.observe_default(st, seat), core.legal_action_mask(st)))
     return core.observe(st, 0), core.legal_action_mask(st)

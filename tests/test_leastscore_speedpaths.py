@@ -18,7 +18,7 @@ import pytest
 from deckgym.rng import make_keys, random_below, shuffled
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import NUM_CARDS, PAD
-from leastscore_env.core import DECLARE
+from leastscore_env.state import DECLARE
 
 
 def random_play(core, s, rng, steps, declare_p=0.3):
@@ -104,7 +104,7 @@ def test_deal_matches_deckgym_rng_dealt_in_python(players, first_player, batch):
         assert int(s.floor[b]) & 0xFF == up and int(s.floor_bits[b]) == 1 << up
         assert int(s.top[b]) == players * hs + 1
         assert s.deck[b, int(s.top[b]) : NUM_CARDS].tolist() == deck[players * hs + 1 :]
-        assert int(s.cur[b]) == int(s.first[b]) == int(first[b])
+        assert int(s.player[b]) == int(s.first[b]) == int(first[b])
         np.testing.assert_array_equal(core.legal_action_mask(s)[b], core.legal_action_mask(s.take(np.array([b])))[0])
 
 

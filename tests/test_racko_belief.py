@@ -74,7 +74,7 @@ def test_draw_orders_reshuffle_only_the_draw_pile(kw: dict) -> None:
             d = n_draw[src[r]]
             np.testing.assert_array_equal(np.sort(c.piles[r, :d]), np.sort(w.piles[src[r], :d]))
             np.testing.assert_array_equal(c.piles[r, d:], w.piles[src[r], d:])  # discards, hand, sentinel
-        for f in ("racks", "disc_n", "phase", "player", "turn", "pub", "totals", "log"):
+        for f in ("racks", "disc_n", "phase", "player", "turn", "pub", "scores", "log"):
             np.testing.assert_array_equal(getattr(c, f), getattr(w, f)[src])
         long = np.flatnonzero(n_draw[src] >= 8)
         moved += list((c.piles[long, :8] != w.piles[src[long], :8]).any(axis=1))

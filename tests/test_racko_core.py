@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from racko_env import RackoCore, RackoRules
-from racko_env.core import RackoState
+from racko_env.state import RackoState
 
 LEGAL = {0: {0, 1}, 1: set(range(2, 12)), 2: set(range(2, 13))}  # R4, by phase
 
@@ -322,10 +322,12 @@ def test_batched_observe_with_an_empty_draw_pile_in_game_zero(P):
 
 
 def test_sample_legal_is_legal_and_exactly_uniform():
+    from racko_env.sampling import _SAMPLE_TABLE
+
     core = RackoCore(RackoRules())
     # Exact: over the 110 values of u, every legal action of each kind of mask appears equally often.
     for lo, n, block in [(2, 10, 0), (0, 2, 1), (2, 11, 2)]:
-        counts = np.bincount(core._sample_table[block * 110 : (block + 1) * 110], minlength=13)
+        counts = np.bincount(_SAMPLE_TABLE[block * 110 : (block + 1) * 110], minlength=13)
         assert set(np.flatnonzero(counts)) == set(range(lo, lo + n)) and (counts[lo : lo + n] == 110 // n).all()
     st = core.init(3000, 0)
     rng = np.random.default_rng(1)

@@ -8,19 +8,21 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from deckgym.aec import IllegalActionError
+from deckgym.illegal import IllegalActionError
 from racko_env import RackoCore, RackoRules, env, raw_env
-from tests.conftest import random_legal
+from tests.conftest import legal_sampling, random_legal
 
 
 @pytest.mark.parametrize("kw", [{"num_players": 2}, {"num_players": 3, "bonus": True},
-                                {"num_players": 4, "partners": True, "episode": "match", "target_score": 60}])
+                                {"num_players": 4, "partners": True, "episode": "match", "target_score": 60},
+                                {"num_players": 2, "obs": "infostate", "illegal_action": "terminate"}])
 def test_pettingzoo_api_test(kw):
     api_test(env(**kw), num_cycles=400)
 
 
 def test_pettingzoo_seed_test():
     seed_test(lambda: env(num_players=3), num_cycles=300)
+    seed_test(lambda: env(num_players=3, obs="infostate", illegal_action="terminate"), num_cycles=300)
 
 
 def test_pettingzoo_render_test():
@@ -56,7 +58,7 @@ def test_aec_and_core_play_the_same_game():
         res = core.step(st, np.array([a]))
         for i, ag in enumerate(e.possible_agents):
             assert e.rewards[ag] == res.rewards[0, i]
-    assert e.unwrapped.state() == core.state_dict(st)
+    assert e.unwrapped.state_dict() == core.state_dict(st)
 
 
 def test_pickling_mid_game_continues_identically():
@@ -66,7 +68,7 @@ def test_pickling_mid_game_continues_identically():
     for _ in range(11):
         e.step(random_legal(e.last()[0]["action_mask"], rng))
     e2 = pickle.loads(pickle.dumps(e))
-    assert e2.unwrapped.state() == e.unwrapped.state()
+    assert e2.unwrapped.state_dict() == e.unwrapped.state_dict()
     for _ in range(40):
         obs, *_ = e.last()
         obs2, *_ = e2.last()
@@ -76,7 +78,7 @@ def test_pickling_mid_game_continues_identically():
         a = random_legal(obs["action_mask"], rng)
         e.step(a)
         e2.step(a)
-    assert e2.unwrapped.state() == e.unwrapped.state()
+    assert e2.unwrapped.state_dict() == e.unwrapped.state_dict()
 
 
 def test_two_decisions_per_turn_by_the_same_agent():
@@ -157,7 +159,7 @@ def test_match_episode_deals_rounds_until_the_target():
             rounds += 1
             e.infos["player_0"].clear()
     assert rounds >= 1
-    totals = e.unwrapped.state()["totals"]
+    totals = e.unwrapped.state_dict()["totals"]
     assert max(totals) >= 30
     winners = [a for a in e.possible_agents if e.rewards[a] > 0]
     assert winners == [f"player_{i}" for i in range(2) if totals[i] == max(totals)] or sum(e.rewards.values()) == 0
@@ -201,3 +203,69 @@ def test_misspelled_deal_option_is_rejected():
     e = env(num_players=2)
     with pytest.raises(ValueError, match="rakcs"):
         e.reset(seed=0, options={"rakcs": []})
+
+
+@pytest.mark.parametrize("kw", [{"num_players": 2}, {"num_players": 3, "obs": "infostate"},
+                                {"num_players": 4, "partners": True, "bonus": True, "episode": "match", "target_score": 60}])
+def test_state_is_a_flat_array_in_its_space_for_pettingzoos_state_test(kw):
+    """``state()``: the full state as float32 in ``state_space`` (centralised critics, TorchRL's
+    ``return_state``); PettingZoo's state checks pass without a warning. (Its ``state_test``
+    also wants a parallel env, which a turn-based game is not, so its two AEC parts run.)"""
+    import importlib
+    import warnings
+
+    from gymnasium import spaces
+
+    pz_state = importlib.import_module("pettingzoo.test.state_test")
+    e = env(**kw)
+    assert isinstance(e.unwrapped.state_space, spaces.Box)
+    legal_sampling(e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pz_state.test_state_space(e)
+        pz_state.test_state(e, num_cycles=200)
+    # the layout decodes to what state_dict() says, for a hand-checked deal
+    e.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(9):
+        e.step(random_legal(e.observe(e.agent_selection)["action_mask"], rng))
+    s, d, core = e.unwrapped.state(), e.unwrapped.state_dict(), e.unwrapped.core
+    sl, N = core.state_slices, core.deck_size
+    assert s.dtype == np.float32 and s.shape == (core.state_size,) and s in e.unwrapped.state_space
+    assert np.rint(s[sl["racks"]] * N).astype(int).reshape(-1, 10).tolist() == d["racks"]
+    draw = np.rint(s[sl["draw_pile"]] * N).astype(int)
+    assert draw[: len(d["draw_pile"])].tolist() == d["draw_pile"] and not draw[len(d["draw_pile"]):].any()
+    assert np.rint(s[sl["discard"]] * N).astype(int)[: len(d["discard_pile"])].tolist() == d["discard_pile"][::-1]
+    assert int(np.argmax(s[sl["player"]])) == d["player"] and core.phase_names[int(np.argmax(s[sl["phase"]]))] == d["phase"]
+
+
+def test_infos_hold_every_round_result_key_from_reset_on():
+    """Clients that fix their info spec at reset (TorchRL) keep the round results: every key is
+    there at reset with a neutral value, and the same keys carry the round's results at its end."""
+    e = env(num_players=3, max_turns=30)
+    e.reset(seed=2)
+    keys = {"round_points", "total_points", "own_points", "went_out", "run_bonus", "illegal_move", "illegal_action",
+            "illegal_actions"}
+    for info in e.infos.values():
+        assert set(info) == keys
+        assert info["round_points"] == info["total_points"] == info["own_points"] == info["run_bonus"] == 0
+        assert info["went_out"] is False and info["illegal_move"] is False and info["illegal_action"] == -1
+    rng = np.random.default_rng(1)
+    played, final = [], {}
+    for agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        assert set(info) == keys
+        if term or trunc:
+            final[agent] = info
+        played.append(None if term or trunc else random_legal(obs["action_mask"], rng))
+        e.step(played[-1])
+    core = RackoCore(RackoRules(num_players=3, max_turns=30))
+    st = core.init(1, 2)
+    for a in played:  # the same game on the core: the infos hold its round results
+        if a is not None:
+            res = core.step(st, np.array([a]))
+    assert res.round_over[0]
+    for i, agent in enumerate(e.possible_agents):
+        info = final[agent]
+        assert (info["round_points"], info["total_points"], info["went_out"]) == (
+            res.round_points[0, i], res.total_points[0, i], bool(res.extra["went_out"][0, i]))

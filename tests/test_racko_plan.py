@@ -20,7 +20,7 @@ from racko_env.plan import (
     take_by_outlook,
 )
 from racko_env.rules import RackoRules
-from racko_env.core import CHOOSE, DRAW, PLACE_DRAWN, TAKE
+from racko_env.state import CHOOSE, DRAW, PLACE_DRAWN, TAKE
 from tests.conftest import racko_view
 
 
@@ -116,18 +116,18 @@ def test_feature_versions_and_the_planner_block(players):
         F.derived_features(core, obs, version=9)
 
 
-@pytest.mark.parametrize("path", ["models/racko_2p.zip", "models/racko_4p.zip"])
+@pytest.mark.parametrize("path", ["models/racko_2p.safetensors", "models/racko_4p.safetensors"])
 def test_shipped_models_load_with_the_features_version_they_were_trained_with(path):
     """A model records its features layout; this code computes every supported one."""
     from deckgym.agents.ppo import PPOAgent, read_metadata
 
     meta = read_metadata(path)
-    assert meta["features_version"] in F.SUPPORTED_VERSIONS
+    assert meta["features"] in F.SUPPORTED_VERSIONS
     core, obs, mask = _random_views(int(meta["num_players"]))
     agent = PPOAgent(core, path=path)
     a = agent.act(obs, mask)
     assert mask[np.arange(len(a)), a].all()
-    assert agent.inputs(obs).shape[1] == core.obs_size + F.num_features(core, meta["features_version"])
+    assert agent.inputs(obs).shape[1] == core.obs_size + F.num_features(core, meta["features"])
 
 
 @pytest.mark.parametrize("players,bonus", [(2, False), (3, True), (4, False)])

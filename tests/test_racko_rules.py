@@ -9,7 +9,7 @@ import pytest
 
 from deckgym.rng import make_keys, random_below, shuffled
 from racko_env import RackoCore, RackoRules
-from racko_env.core import DISCARD_DRAWN, DRAW, PHASE_NAMES, TAKE, RackoState
+from racko_env.state import DISCARD_DRAWN, DRAW, PHASE_NAMES, TAKE, RackoState
 from tests.conftest import make_core, slot
 
 make = functools.partial(make_core, "racko")  # make(players, episode, reward, **rules)

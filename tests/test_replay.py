@@ -102,7 +102,7 @@ def test_action_probabilities_are_recorded_where_the_agent_has_them(tmp_path):
             assert "probs" not in d
 
 
-@pytest.mark.parametrize("spec", ["ppo:models/racko_2p.zip", "rllib:models/racko_2p_rllib"])
+@pytest.mark.parametrize("spec", ["ppo:models/racko_2p.safetensors", "ppo:models/racko_2p_rllib.safetensors"])
 def test_learned_agents_action_probs_pick_their_action(spec):
     from pathlib import Path
 
@@ -253,16 +253,17 @@ def test_demo_shows_progress_and_writes_replays(tmp_path, monkeypatch, capsys):
     import deckgym.evaluation.demo as demo
 
     out = io.StringIO()
-    bar = demo.TableProgress("racko: 1 pairs", 10, out=out)
+    bar = demo.ArenaProgress("racko: 1 pairs", 10, out=out)
     bar(4)
     bar(6)
     lines = out.getvalue().splitlines()
-    assert lines[0].endswith("0/10 games, 0 s, expected time: after the first pair")
+    assert lines[0].endswith("0/10 games, 0 s, time left: after the first moves")
     assert "4/10 games" in lines[1] and "left" in lines[1] and "10/10 games" in lines[2]
     monkeypatch.setattr(demo, "lineup", lambda game, players, models: ["random", "racko:bucket"])
     assert demo.main(["--games", "1", "--game", "racko", "--out", str(tmp_path), "--models", str(tmp_path)]) == 0
     text = capsys.readouterr()
     assert f"deckgym view {tmp_path / 'replays'}" in text.out and "Results: " in text.out
+    assert "preparing 2 agents" in text.err.splitlines()[0]  # said before the planners compile
     assert "2/2 games" in text.err  # the bar (not a terminal here: a line per tenth)
     files = sorted((tmp_path / "replays").iterdir())
     assert [f.name for f in files] == [f"racko-deal{d:05d}-rot{r}.jsonl" for d in range(2) for r in range(2)]
@@ -293,3 +294,33 @@ def test_terminal_play_saves_the_persons_game(tmp_path):
     mine = [d for d in rep.decisions if d["seat"] == 0]
     assert len(mine) == len(typed) and all(d["move"] == d["legal_moves"][0] for d in mine)  # move 1: the first listed
     assert rep.end["winners"] == result["winners"] and resimulate(rep) == len(rep.decisions)
+
+
+@pytest.mark.parametrize("game, old, new", [("racko", "totals", "scores"), ("leastscore", "cur", "player")])
+def test_replays_from_before_a_state_field_rename_still_load_and_resimulate(game, old, new, tmp_path):
+    from deckgym.viewer import frames
+
+    core = make_core(game, 2 if game == "racko" else 4)
+    agents = [RandomAgent(core, seed=i) for i in range(core.num_players)]
+    replays, _ = record(game, core, agents, 5, [0], 2, tmp_path)
+    path = replays[0].path
+    lines = _lines(path)
+    renamed = 0
+    for line in lines:
+        if "raw" in line:
+            line["raw"] = {old if k == new else k: v for k, v in line["raw"].items()}
+            renamed += 1
+    assert renamed > 2 and all(new not in line.get("raw", {old: 0}) for line in lines)
+    old_path = tmp_path / "before_the_rename.jsonl"
+    _write(old_path, lines)
+    replay = load(str(old_path))
+    assert resimulate(replay) == len(replay.decisions)
+    assert len(frames(replay)["frames"]) == len(replay.decisions) + 1
+    import base64
+
+    raw = bytearray(base64.b64decode(lines[1]["raw"][old]))
+    raw[0] ^= 1  # the renamed field is read: damage it, and it is caught
+    lines[1]["raw"][old] = base64.b64encode(bytes(raw)).decode("ascii")
+    _write(old_path, lines)
+    with pytest.raises(ReplayError):
+        resimulate(load(str(old_path)))

@@ -1,4 +1,4 @@
-"""RLlib training (new API stack), the masked module, the env wrapper and the rllib:PATH agent.
+"""RLlib training (new API stack), the masked module, the env wrapper and the policy files it writes.
 
 One local Ray (bound to 127.0.0.1) serves the whole module. The tests train a couple of
 tiny PPO iterations per game: the env they sample raises on an illegal action, so a
@@ -22,13 +22,14 @@ from deckgym.agents.rllib_support import loopback_only
 loopback_only()  # before Ray is imported anywhere in this process
 pytest.importorskip("ray.rllib")  # noqa: E402  (the dev extra installs it: make test runs these)
 
-from deckgym.agents.ppo import ModelMismatchError  # noqa: E402
+from deckgym.agents.policy_file import ModelMismatchError, read_meta  # noqa: E402
 from deckgym.agents.registry import make_agent  # noqa: E402
-from deckgym.aec import IllegalActionError  # noqa: E402
+from deckgym.illegal import IllegalActionError  # noqa: E402
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from deckgym.training import rllib_train  # noqa: E402
-from deckgym.training.args import build_parser, validate_rllib  # noqa: E402
+from deckgym.training.args import validate_rllib  # noqa: E402
+from deckgym.training.config import build_parser
 from deckgym.evaluation.arena import evaluate  # noqa: E402
 from deckgym.training.rllib_env import make_env  # noqa: E402
 from tests.conftest import random_legal  # noqa: E402
@@ -54,7 +55,8 @@ def trained(ray_session, tmp_path_factory):
     # (one game of racko against racko:ranges ends within the 256 decisions)
     out = {"racko": rllib_train.main(["racko", *common, "--env-runners", "0", "--envs-per-runner", "1",
                                       "--run-name", "racko", "--opponents", f"{HEURISTIC['racko']}=1"])}
-    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore"]) == 0
+    assert cli(["train", "leastscore", "--engine", "rllib", *common, "--run-name", "leastscore",
+                "--opponents", "self"]) == 0
     out["leastscore"] = json.load(open(runs / "leastscore" / "summary.json"))
     return out
 
@@ -220,16 +222,23 @@ def planner_copy_module(env):
 
 def test_agent_feeds_the_module_what_the_env_fed_it(tmp_path):
     """The features, their layout and the seat's view are the same in training and in play: a
-    module that copies the planner action of its input plays that action through rllib:PATH."""
-    from deckgym.agents.rllib_agent import META_NAME, model_metadata_rllib
+    module that copies the planner action of its input plays that action through its policy file
+    (and through RLlib's own checkpoint folder, on the user's word: the same weights)."""
+    from deckgym.agents.policy_convert import META_NAME, rllib_export
+    from deckgym.agents.policy_file import save_policy
+    from deckgym.agents.rllib_agent import model_metadata_rllib
 
     env = rllib_env(num_envs=16)
     module = planner_copy_module(env)
-    module.save_to_path(str(tmp_path / "copy"))
     meta = model_metadata_rllib(env.core, "racko", features=True, features_version=env.features_version)
-    json.dump(meta, open(tmp_path / "copy" / META_NAME, "w"), default=str)
+    tensors, arch = rllib_export(module.get_state())
+    path = save_policy(str(tmp_path / "copy.safetensors"), tensors, {**meta, "arch": arch})
+    module.save_to_path(str(tmp_path / "copy"))
+    old = {**meta, "format": "deckgym-rllib", "features": True, "features_version": env.features_version}
+    json.dump(old, open(tmp_path / "copy" / META_NAME, "w"), default=str)
     feat = game_entry("racko").features()
-    agent = make_agent(f"rllib:{tmp_path / 'copy'}", env.core, game="racko")
+    agent = make_agent(f"ppo:{path}", env.core, game="racko")
+    trusted = make_agent(f"rllib:{tmp_path / 'copy'}?allow_pickle=true", env.core, game="racko")
     obs, _ = env.reset(seed=4)
     for _ in range(100):  # the env's observations, as the learner saw them in training
         o = obs["observations"]
@@ -237,6 +246,7 @@ def test_agent_feeds_the_module_what_the_env_fed_it(tmp_path):
         raw = o[:, : env.core.obs_size]
         np.testing.assert_array_equal(agent.inputs(raw), o)
         np.testing.assert_array_equal(agent.act(raw, obs["action_mask"] > 0), planned)
+        np.testing.assert_array_equal(trusted.act(raw, obs["action_mask"] > 0), planned)
         obs, *_ = env.step(planned)
     core = env.core
     st = core.init(256, 1)  # the arena's observations: the core's, batched, either seat
@@ -275,7 +285,7 @@ def test_behaviour_cloning_reaches_the_learner_and_the_env_runners(ray_session):
     args = build_parser(engine="rllib").parse_args([
         "racko", "--players", "2", "--train-batch", "128", "--batch-size", "64", "--net", "64", "--env-runners", "1",
         "--envs-per-runner", "1", "--bc-teacher", "racko:lookahead", "--bc-samples", "512", "--bc-epochs", "60",
-        "--num-envs", "64", "--quiet"])
+        "--num-envs", "64", "--opponents", "self", "--quiet"])
     plan = validate_rllib(args)
     probe = rllib_env()
     spec, meta = self_play_parts(probe, net="64")
@@ -328,23 +338,24 @@ def test_ctrl_c_saves_the_model_and_the_summary_and_exits_130(ray_session, tmp_p
                 "--envs-per-runner", "1", "--runs", str(tmp_path), "--run-name", "stopped"]) == 130
     summary = json.load(open(tmp_path / "stopped" / "summary.json"))
     assert summary["interrupted"] and summary["iterations"] == 1 and 0 < summary["steps"] < 100000
-    meta = json.load(open(tmp_path / "stopped" / "model" / "deckgym_meta.json"))
+    meta = read_meta(summary["model"])
     assert meta["interrupted"] and meta["steps"] == summary["steps"]
     core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
     st = core.init(8, 0)
     masks = core.legal_action_mask(st)
-    a = make_agent(f"rllib:{summary['model']}", core, game="racko").act(core.observe(st, core.current_player(st)), masks)
+    a = make_agent(summary["agent"], core, game="racko").act(core.observe(st, core.current_player(st)), masks)
     assert masks[np.arange(8), a].all()
 
 
 def test_shipped_rllib_model_loads_and_plays_its_teachers_planner():
-    """models/racko_2p_rllib (model card): loads from the repository, plays legal moves, and
-    mostly the planner action of racko:lookahead that it was cloned from."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "racko_2p_rllib")
+    """models/racko_2p_rllib.safetensors (model card): loads from the repository, plays legal moves,
+    and mostly the planner action of racko:lookahead that it was cloned from."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models",
+                        "racko_2p_rllib.safetensors")
     entry = game_entry("racko")
     core = entry.make_core(entry.make_rules(num_players=2))
-    agent = make_agent(f"rllib:{path}", core, game="racko")
-    assert agent.meta["features_version"] in entry.features().SUPPORTED_VERSIONS
+    agent = make_agent(f"ppo:{path}", core, game="racko")
+    assert agent.meta["engine"] == "rllib" and agent.meta["features"] in entry.features().SUPPORTED_VERSIONS
     st = core.init(256, 7)
     agree = []
     for _ in range(20):
@@ -356,30 +367,32 @@ def test_shipped_rllib_model_loads_and_plays_its_teachers_planner():
     assert np.mean(agree) > 0.9
 
 
-def test_loading_a_model_prints_no_rllib_deprecation_noise():
-    """RLlib logs a deprecation warning about its own RLModuleConfig on every module it builds;
-    `deckgym eval`/`play`/the demo must not show it to a user loading an rllib: model."""
+def test_an_rllib_policy_file_plays_without_ray():
+    """The policy file of an RLlib run needs neither Ray nor RLlib to play."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = ("import logging; logging.basicConfig(level=logging.WARNING)\n"
-            "from deckgym.agents.rllib_agent import load_module\n"
-            f"load_module({os.path.join(root, 'models', 'racko_2p_rllib')!r})\n"
-            "import logging; logging.getLogger('ray._common.deprecation').warning('still logging')\n")
-    res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert "still logging" in res.stderr  # the logger is restored afterwards
-    assert "deprecated" not in res.stderr, res.stderr
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from deckgym.agents.registry import make_agent\n"
+            "from deckgym.registration import game\n"
+            "core = game('racko').make_core()\n"
+            "st = core.init(4, 0)\n"
+            "a = make_agent('ppo:models/racko_2p_rllib.safetensors', core, game='racko')\n"
+            "print(a.act(core.observe(st, 0), core.legal_action_mask(st)).shape)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert res.returncode == 0 and res.stdout.strip() == "(4,)", res.stderr[-2000:]
 
 
-# -- training, checkpoint, rllib:PATH -------------------------------------------------------------
+# -- training, the policy file, ppo:PATH -------------------------------------------------------------
 @pytest.mark.parametrize("game", ["racko", "leastscore"])
 def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
     s = trained[game]
     assert s["iterations"] == 2 and s["steps"] >= 256
-    assert os.path.isdir(s["checkpoint"]) and os.path.isdir(s["model"])
-    meta = json.load(open(os.path.join(s["model"], "deckgym_meta.json")))
+    assert s["model"] == os.path.join(s["run_dir"], "model.safetensors") and s["agent"] == f"ppo:{s['model']}"
+    assert not [f for _, _, fs in os.walk(s["run_dir"]) for f in fs if f.endswith((".pkl", ".pt", ".zip"))]
+    meta = read_meta(s["model"])
     cfg = json.load(open(os.path.join(s["run_dir"], "config.json")))
-    assert meta["game"] == game and meta["features"] and meta["features_version"] == cfg["features_version"]
-    assert meta["format"] == "deckgym-rllib" and meta["train_config"]["train_batch"] == 128
+    assert meta["game"] == game and meta["features"] == cfg["features_version"] is not None
+    assert meta["engine"] == "rllib" and meta["train_config"]["train_batch"] == 128
     assert cfg["command"].startswith(f"deckgym train {game} --engine rllib --players 2 --total-steps 256")
     lines = [json.loads(x) for x in open(os.path.join(s["run_dir"], "progress.jsonl"))]
     assert [x["iteration"] for x in lines] == [1, 2]
@@ -401,8 +414,8 @@ def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
 def test_agent_is_batched_deterministic_and_legal(trained):
     path = trained["racko"]["model"]
     core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
-    agent = make_agent(f"rllib:{path}", core, game="racko")
-    assert agent.spec == f"rllib:{path}"
+    agent = make_agent(f"ppo:{path}", core, game="racko")
+    assert agent.spec == f"ppo:{path}"
     st = core.init(64, 0)
     obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
     a = agent.act(obs, masks)
@@ -410,42 +423,33 @@ def test_agent_is_batched_deterministic_and_legal(trained):
     np.testing.assert_array_equal(a, agent.act(obs, masks))  # argmax: the same actions again
     single = np.array([agent.act_one(obs[i], masks[i]) for i in range(4)])
     np.testing.assert_array_equal(single, a[:4])  # a row alone acts as in the batch
-    # the run directory works as a path too
-    assert make_agent(f"rllib:{trained['racko']['run_dir']}", core, game="racko").act(obs, masks).tolist() == a.tolist()
 
 
-def test_agent_refuses_wrong_game_rules_version_and_bad_checkpoints(trained, tmp_path):
+def test_agent_refuses_wrong_game_rules_version_and_bad_files(trained, tmp_path):
+    from deckgym.agents.ppo import read_metadata, update_metadata
+
     path = trained["racko"]["model"]
     racko = game_entry("racko")
     ls_core = game_entry("leastscore").make_core(game_entry("leastscore").make_rules(num_players=2))
     with pytest.raises(ModelMismatchError, match="trained for game 'racko', not 'leastscore'"):
-        make_agent(f"rllib:{path}", ls_core, game="leastscore")
+        make_agent(f"ppo:{path}", ls_core, game="leastscore")
     with pytest.raises(ModelMismatchError, match="deck_size"):
-        make_agent(f"rllib:{path}", racko.make_core(racko.make_rules(num_players=2, deck_size=60)), game="racko")
+        make_agent(f"ppo:{path}", racko.make_core(racko.make_rules(num_players=2, deck_size=60)), game="racko")
     core = racko.make_core(racko.make_rules(num_players=2))
-    bad = tmp_path / "v99"
-    shutil.copytree(path, bad)
-    meta = json.load(open(bad / "deckgym_meta.json"))
-    json.dump({**meta, "features_version": 99}, open(bad / "deckgym_meta.json", "w"))
+    bad = str(tmp_path / "v99.safetensors")
+    shutil.copy(path, bad)
+    update_metadata(bad, {**read_metadata(bad), "features": 99})
     with pytest.raises(ModelMismatchError, match="features version 99"):
-        make_agent(f"rllib:{bad}", core, game="racko")
+        make_agent(f"ppo:{bad}", core, game="racko")
     with pytest.raises(FileNotFoundError, match="not found"):
-        make_agent(f"rllib:{tmp_path / 'nothing'}", core, game="racko")
+        make_agent(f"ppo:{tmp_path / 'nothing.safetensors'}", core, game="racko")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="not a deckgym RLlib model"):
+    with pytest.raises(ValueError, match="is a folder, not a model file"):
         make_agent(f"rllib:{tmp_path / 'empty'}", core, game="racko")
-    broken = tmp_path / "broken"
-    shutil.copytree(path, broken)
-    for name in os.listdir(broken):
-        if name != "deckgym_meta.json" and os.path.isfile(broken / name):
-            (broken / name).write_bytes(b"garbage")
-    with pytest.raises(ValueError, match="corrupt RLlib checkpoint"):
-        make_agent(f"rllib:{broken}", core, game="racko")
-    garbled = tmp_path / "garbled"
-    shutil.copytree(path, garbled)
-    (garbled / "deckgym_meta.json").write_text("{not json")
-    with pytest.raises(ValueError, match="corrupt model"):
-        make_agent(f"rllib:{garbled}", core, game="racko")
+    garbled = tmp_path / "garbled.safetensors"
+    garbled.write_bytes(b"garbage" * 10)
+    with pytest.raises(ValueError, match="not a deckgym policy file"):
+        make_agent(f"ppo:{garbled}", core, game="racko")
 
 
 # -- without Ray -------------------------------------------------------------------------------
@@ -458,7 +462,8 @@ from deckgym.agents.rllib_support import RayMissingError, require_ray
 from deckgym.agents.registry import make_agent
 from deckgym.registration import game
 core = game("racko").make_core()
-for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko']['model']}", core, game="racko"),
+print(make_agent("ppo:{trained['racko']['model']}", core, game="racko").spec.startswith("ppo:"))  # no Ray needed
+for what in (lambda: require_ray("x"),
              lambda: __import__("deckgym.training.rllib_train", fromlist=["x"]).main(["racko", "--runs", {str(tmp_path)!r}])):
     try:
         what()
@@ -469,15 +474,15 @@ for what in (lambda: require_ray("x"), lambda: make_agent("rllib:{trained['racko
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": os.getcwd()})
-    assert res.stdout.split() == ["ok", "ok", "ok"], res.stderr[-2000:]
+    assert res.stdout.split() == ["True", "ok", "ok"], res.stderr[-2000:]
 
 
 def test_demo_lineup_plays_shipped_rllib_models(trained, tmp_path):
     from deckgym.evaluation.demo import lineup
 
-    shutil.copytree(trained["racko"]["model"], tmp_path / "racko_2p_rllib")
+    shutil.copy(trained["racko"]["model"], tmp_path / "racko_2p_rllib.safetensors")
     specs = lineup("racko", 2, str(tmp_path))
-    assert specs[-1] == f"rllib:{tmp_path / 'racko_2p_rllib'}" and not any(s.endswith(":PATH") for s in specs)
+    assert specs[-1] == f"ppo:{tmp_path / 'racko_2p_rllib.safetensors'}" and not any(s.endswith(":PATH") for s in specs)
     rep = evaluate("racko", [specs[-1], "random"], deals=1, seed=0)
     assert sum(a.games for a in rep.agents) == 4
 
@@ -487,6 +492,6 @@ def test_play_against_an_rllib_model(trained, monkeypatch, capsys):
 
     path = trained["racko"]["model"]
     monkeypatch.setattr("sys.stdin", io.StringIO("1\n2\n"))  # two moves of the human, then input closes
-    assert cli(["play", "racko", "--vs", f"rllib:{path}", "--seed", "9", "--seat", "1"]) == 0
+    assert cli(["play", "racko", "--vs", f"ppo:{path}", "--seed", "9", "--seat", "1"]) == 0
     out = capsys.readouterr().out
-    assert f"rllib:{path}" in out and "Input closed" in out
+    assert f"ppo:{path}" in out and "Input closed" in out

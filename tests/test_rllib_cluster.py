@@ -39,7 +39,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from deckgym.cli import main as cli  # noqa: E402
 from deckgym.training import rllib_train  # noqa: E402
-from deckgym.training.args import build_parser  # noqa: E402
+from deckgym.training.config import build_parser  # noqa: E402
 from deckgym.evaluation.arena import evaluate, play_chunks_on_ray  # noqa: E402
 
 FAULT_MODULE = """

@@ -145,3 +145,19 @@ def test_cores_keep_buffers_for_few_batch_sizes(game):
         core.step(st, core.sample_legal(core.legal_action_mask(st), np.random.default_rng(b)))
     caches = [v for v in vars(core).values() if isinstance(v, SizeCache)]
     assert caches and all(0 < len(c) <= c.keep for c in caches)
+
+
+def test_one_seed_check_for_every_entry_point():
+    import racko_env
+    from deckgym.gym_env import DeckGymEnv
+    from deckgym.rng import SeedError
+    from deckgym.vector_env import DeckGymVectorEnv
+
+    resets = (racko_env.env().reset, DeckGymEnv(opponents=["random"]).reset,
+              DeckGymVectorEnv("racko", opponents=["random"]).reset)
+    for reset in resets:
+        for bad in (1.5, -1, True, "3"):
+            with pytest.raises(SeedError, match="seed must be"):
+                reset(seed=bad)
+    with pytest.raises(SeedError, match="got -3"):
+        DeckGymVectorEnv("racko", seed=-3)

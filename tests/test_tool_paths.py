@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
 import pytest
 
@@ -26,10 +27,16 @@ def _refused(capsys, run, argv) -> str:
 
 
 def _unwritable(monkeypatch, path) -> None:
-    """``path`` reads as not writable, whoever runs the tests (root ignores chmod)."""
-    real_access = os.access
+    """``path`` takes no new file and reads as not writable, whoever runs the tests (root ignores chmod)."""
+    real_access, real_mkstemp = os.access, tempfile.mkstemp
+
+    def mkstemp(*a, dir=None, **k):
+        if dir is not None and os.path.abspath(dir) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*a, dir=dir, **k)
     monkeypatch.setattr(deckgym.checks.os, "access",
                         lambda p, mode: False if os.path.abspath(p) == str(path) else real_access(p, mode))
+    monkeypatch.setattr(deckgym.checks.tempfile, "mkstemp", mkstemp)
 
 
 # -- deckgym.evaluation.demo --out / --models --------------------------------------------------------------

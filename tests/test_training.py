@@ -1,11 +1,10 @@
-"""The training side: CoreVecEnv, derived features, PPOAgent and its model files."""
+"""The training side: CoreVecEnv, derived features, PPOAgent and the policy files training writes."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import sys
-import zipfile
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
-from deckgym.agents.ppo import (ModelMismatchError, PPOAgent, features_module, model_metadata, read_metadata,  # noqa: E402
-                        save_model, update_metadata)
+from deckgym.agents.policy_file import ModelMismatchError, features_module
+from deckgym.agents.ppo import PPOAgent, model_metadata, read_metadata, save_model, update_metadata
 from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
@@ -222,7 +221,7 @@ def tiny_model(tmp_path_factory):
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [32, 32]})
     model.learn(256)
-    path = str(tmp_path_factory.mktemp("models") / "tiny.zip")
+    path = str(tmp_path_factory.mktemp("models") / "tiny.safetensors")
     meta = model_metadata(env.core, "racko", features=True, train_config={"test": True})
     save_model(model, path, meta)
     return path, model
@@ -260,8 +259,8 @@ def test_model_metadata_mismatch_errors(tiny_model, tmp_path):
     with pytest.raises(ModelMismatchError, match="game"):
         make_agent(f"ppo:{path}", ls.make_core(ls.make_rules()), game="leastscore")
     core = entry.make_core(entry.make_rules())
-    for field, value, msg in (("obs_version", 999, "obs_version"), ("features_version", 999, "features version")):
-        other = str(tmp_path / f"{field}.zip")
+    for field, value, msg in (("obs_version", 999, "obs_version"), ("features", 999, "features version")):
+        other = str(tmp_path / f"{field}.safetensors")
         with open(path, "rb") as src, open(other, "wb") as dst:
             dst.write(src.read())
         meta = read_metadata(other)
@@ -274,36 +273,35 @@ def test_model_metadata_mismatch_errors(tiny_model, tmp_path):
 def test_corrupt_and_foreign_model_files(tiny_model, tmp_path):
     path, model = tiny_model
     core = game_entry("racko").make_core(game_entry("racko").make_rules())
-    garbage = tmp_path / "garbage.zip"
-    garbage.write_bytes(b"this is not a model" * 50)
-    with pytest.raises(ValueError, match="not a deckgym PPO model"):
-        PPOAgent(core, path=str(garbage))
+    for name in ("garbage.safetensors", "garbage.bin"):
+        garbage = tmp_path / name
+        garbage.write_bytes(b"this is not a model" * 50)
+        with pytest.raises(ValueError, match="not a deckgym policy file"):
+            PPOAgent(core, path=str(garbage))
     data = open(path, "rb").read()
-    truncated = tmp_path / "truncated.zip"
+    truncated = tmp_path / "truncated.safetensors"
     truncated.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="corrupt|not a deckgym"):
+    with pytest.raises(ValueError, match="damaged"):
         PPOAgent(core, path=str(truncated))
     plain = str(tmp_path / "plain.zip")
-    model.save(plain)  # plain SB3: no metadata, loaded on its sizes with a warning
+    model.save(plain)  # plain SB3: a pickle, refused unless the spec accepts it; then read on its sizes
+    with pytest.raises(ValueError, match="allow_pickle=true"):
+        make_agent(f"ppo:{plain}", core, game="racko")
     with pytest.warns(UserWarning, match="no deckgym_meta.json"):
-        PPOAgent(core, path=plain)
-    damaged = str(tmp_path / "damaged.zip")
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(damaged, "w") as dst:
-        for item in src.infolist():
-            body = src.read(item.filename)
-            dst.writestr(item, b"\x00" * 64 if item.filename == "policy.pth" else body)
-    with pytest.raises(ValueError, match="corrupt"):
-        PPOAgent(core, path=damaged)
+        agent = make_agent(f"ppo:{plain}?allow_pickle=true", core, game="racko")
+    assert agent.meta["assumed"] and agent.meta["features"] == features_module("racko").FEATURES_VERSION
     with pytest.raises(FileNotFoundError):
-        PPOAgent(core, path=str(tmp_path / "missing.zip"))
+        PPOAgent(core, path=str(tmp_path / "missing.safetensors"))
     json.dumps(read_metadata(path))  # metadata is plain JSON
 
 
 def test_snapshot_agent_is_frozen(tiny_model):
+    from deckgym.agents.ppo import snapshot
+
     path, model = tiny_model
     core = game_entry("racko").make_core(game_entry("racko").make_rules())
     meta = read_metadata(path)
-    snap = PPOAgent.snapshot(core, model.policy, meta, deterministic=True)
+    snap = snapshot(core, model.policy, meta, deterministic=True)
     st = core.init(16, 0)
     obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
     before = snap.logits(obs)
@@ -320,7 +318,7 @@ def test_train_script_end_to_end(tmp_path):
     """`deckgym train` in miniature: league, arena evaluation, checkpoint, model with metadata."""
     from deckgym.training import train
 
-    out = str(tmp_path / "m.zip")
+    out = str(tmp_path / "m.safetensors")
     summary = train.main(["racko", "--players", "2", "--total-steps", "512", "--num-envs", "8", "--n-steps", "32",
                           "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "random=1,racko:bucket=1",
                           "--eval-every", "256", "--eval-deals", "4", "--eval-against", "random", "--final-deals", "6",
@@ -332,7 +330,8 @@ def test_train_script_end_to_end(tmp_path):
     assert meta["rules"]["num_players"] == 2
     run_dir = tmp_path / "runs" / summary["run"]
     assert summary["run"].startswith("racko__ppo__3__")
-    assert (run_dir / "config.json").exists() and list((run_dir / "checkpoints").glob("step_*.zip"))
+    assert (run_dir / "config.json").exists() and list((run_dir / "checkpoints").glob("step_*.safetensors"))
+    assert not list(run_dir.rglob("*.zip")) and not list(run_dir.rglob("*.pkl"))  # nothing pickled is written
     assert list(run_dir.glob("events.out.tfevents.*"))
 
 
@@ -345,30 +344,14 @@ def test_train_on_whole_matches(tmp_path):
             "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "racko:bucket=1",
             "--eval-every", "256", "--eval-deals", "2", "--eval-against", "racko:bucket", "--final-deals", "2",
             "--runs", str(tmp_path / "runs"), "--quiet", "--seed", "2", "--episode", "match",
-            "--out", str(tmp_path / "m.zip")]
+            "--out", str(tmp_path / "m.safetensors")]
     summary = train.main(args)
-    meta = read_metadata(str(tmp_path / "m.zip"))
+    meta = read_metadata(str(tmp_path / "m.safetensors"))
     assert meta["train_config"]["episode"] == "match"
     assert meta["arena"]["racko:bucket"]["unit"] == "matches" and meta["arena"]["racko:bucket"]["games"] == 4
     assert summary["steps"] >= 256
     with pytest.raises(SystemExit):
         train.build_parser().parse_args(["racko", "--episode", "game"])
-
-
-def test_slim_model_plays_the_same(tiny_model, tmp_path):
-    import shutil
-
-    from deckgym.agents.ppo import slim_model_file
-
-    path, _ = tiny_model
-    slim = str(tmp_path / "slim.zip")
-    shutil.copy(path, slim)
-    slim_model_file(slim)
-    core = game_entry("racko").make_core(game_entry("racko").make_rules())
-    st = core.init(32, 4)
-    obs, masks = core.observe(st, core.current_player(st)), core.legal_action_mask(st)
-    np.testing.assert_array_equal(PPOAgent(core, path=path).act(obs, masks), PPOAgent(core, path=slim).act(obs, masks))
-    assert read_metadata(slim)["game"] == "racko"
 
 
 def test_learning_curve_chart_and_bad_files(tmp_path):
@@ -396,7 +379,7 @@ def test_learning_curve_chart_and_bad_files(tmp_path):
 def test_recorded_command_repeats_the_run():
     """The command a run records names the game, the engine when not the default, and every option
     not at its default, once; parsed again it gives the same arguments."""
-    from deckgym.training.args import build_parser, command_line
+    from deckgym.training.config import build_parser, command_line
 
     args = build_parser().parse_args(["racko", "--seed", "3", "--no-features", "--rule", "bonus=true"])
     words = command_line(args).split()
@@ -415,19 +398,21 @@ def test_bc_warm_start_recorded_and_init_continues_with_the_models_features(tmp_
               "--batch-size", "64", "--epochs", "1", "--net", "16", "--opponents", "random=1",
               "--eval-every", "256", "--eval-deals", "2", "--eval-against", "random", "--final-deals", "0",
               "--runs", str(tmp_path / "runs"), "--quiet", "--seed", "1"]
-    first = str(tmp_path / "first.zip")
+    first = str(tmp_path / "first.safetensors")
     train.main(common + ["--out", first, "--features-version", "1", "--bc-teacher", "racko:bucket",
                          "--bc-samples", "64", "--bc-epochs", "1"])
     meta = read_metadata(first)
-    assert meta["features_version"] == 1 and meta["num_features"] == 68
+    assert meta["features"] == 1 and meta["num_features"] == 68
     assert meta["train_config"]["bc_result"]["teacher"] == "racko:bucket"
-    second = str(tmp_path / "second.zip")
+    second = str(tmp_path / "second.safetensors")
     summary = train.main(common + ["--out", second, "--init", first])
     assert summary["steps"] >= 256
-    assert read_metadata(second)["features_version"] == 1
-    with pytest.raises(ValueError, match="corrupt|not a"):
-        (tmp_path / "bad.zip").write_bytes(b"garbage")
-        train.main(common + ["--out", str(tmp_path / "x.zip"), "--init", str(tmp_path / "bad.zip")])
+    assert read_metadata(second)["features"] == 1
+    with pytest.raises(ValueError, match="--init: .*not a deckgym policy file"):
+        (tmp_path / "bad.safetensors").write_bytes(b"garbage")
+        train.main(common + ["--out", str(tmp_path / "x.safetensors"), "--init", str(tmp_path / "bad.safetensors")])
+    with pytest.raises(ValueError, match="--out .*policy files"):
+        train.main(common + ["--out", str(tmp_path / "x.zip")])
 
 
 def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
@@ -459,7 +444,8 @@ def test_usual_way_baseline_is_the_games_own_pettingzoo_env():
 def test_each_engine_gets_its_own_defaults_and_the_command_omits_them(tmp_path):
     """The from-scratch recipe's lr, gamma, entropy and network are the sb3 engine's defaults; the
     RLlib engine keeps its own; neither lands in the recorded command unless given."""
-    from deckgym.training.args import build_parser, command_line, validate, validate_rllib
+    from deckgym.training.args import validate, validate_rllib
+    from deckgym.training.config import build_parser, command_line
 
     sb3 = build_parser().parse_args(["racko", "--runs", str(tmp_path)])
     validate(sb3)

@@ -368,9 +368,12 @@ def test_bad_steps_and_resets():
         env.step(np.full(3, env.core.num_actions))
     bad = np.argmax(m, axis=1)
     bad[1] = int(np.flatnonzero(~m[1])[0])
-    with pytest.raises(ValueError, match=f"illegal learner action {bad[1]} .* in game 1"):
+    env.illegal_action = "raise"
+    with pytest.raises(ValueError, match=rf"illegal learner action {bad[1]} \(.*\) in game 1 in phase .*; legal: "):
         env.step(bad)
     env.step(np.argmax(m, axis=1))  # still usable after the refusals
+    with pytest.raises(ValueError, match="illegal_action must be one of"):
+        DeckGymVectorEnv("racko", num_envs=2, illegal_action="ignore")
 
 
 def test_a_pool_that_changes():
@@ -467,3 +470,59 @@ def test_an_information_state_opponent_makes_the_env_record_the_history():
     plain = DeckGymVectorEnv("racko", num_envs=3, num_players=2, opponents=["random"], seed=0)
     with pytest.raises(ValueError, match="racko:search.*history=True"):
         plain.add_opponent("racko:search")
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_information_state_learner_with_the_default_opponents(game):
+    """``obs="infostate"``: the learner sees information states, the default opponents (built on
+    the default-observation core) keep reading the default observation they are given."""
+    envs = gymnasium.make_vec(IDS[game], num_envs=4, vectorization_mode="vector_entry_point", obs="infostate")
+    env = envs.unwrapped
+    assert env.opponent_names == list(deckgym.registration.game(game).spec.default_opponents)
+    assert env.core.obs == "infostate" and env.core.obs_size > env.opponents[0].core.obs_size
+    obs, _ = envs.reset(seed=3)
+    ended = 0
+    for _ in range(150):
+        assert obs.shape == (4, env.core.obs_size) and obs in envs.observation_space
+        obs, _, term, trunc, _ = envs.step(np.argmax(env.action_masks(), axis=1))
+        ended += int((term | trunc).sum())
+    assert ended > 0
+
+
+@pytest.mark.parametrize("game", list(IDS))
+def test_mask_less_actions_end_their_games_as_in_the_single_agent_view(game):
+    """``illegal_action="terminate"`` (the default, as ``gymnasium.make``'s view): a learner that
+    ignores the masks (CleanRL's ``ppo.py``) plays on; each illegal action ends only its game,
+    reward −1, a loss, with the action and the row's count in the infos; ``"raise"`` refuses."""
+    envs = gymnasium.make_vec(IDS[game], num_envs=8, vectorization_mode="vector_entry_point", illegal_action="terminate")
+    env = envs.unwrapped
+    assert env.illegal_action == "terminate"
+    assert gymnasium.make_vec(IDS[game], num_envs=2, vectorization_mode="vector_entry_point").unwrapped.illegal_action \
+        == "terminate"
+    rng = np.random.default_rng(0)
+    obs, _ = envs.reset(seed=1)
+    seen = np.zeros(8, np.int64)
+    pending = np.zeros(8, bool)  # NEXT_STEP: the step after an end deals the next game
+    for _ in range(60):
+        masks = env.action_masks().copy()
+        actions = rng.integers(0, env.single_action_space.n, 8)
+        bad = ~masks[np.arange(8), actions] & ~pending
+        before = obs.copy()
+        obs, rew, term, trunc, infos = envs.step(actions)
+        seen += bad
+        assert (term[bad] & ~trunc[bad]).all() and (rew[bad] == -1.0).all()
+        if bad.any():
+            np.testing.assert_array_equal(infos["_illegal_action"], bad)
+            np.testing.assert_array_equal(infos["illegal_action"][bad], actions[bad])
+            np.testing.assert_array_equal(infos["illegal_actions"][bad], seen[bad])
+            assert (infos["won"][bad] == 0).all() and (infos["round_points"][bad] == 0).all()
+            np.testing.assert_array_equal(obs[bad], before[bad])  # the observation it was taken on
+        else:
+            assert "illegal_action" not in infos
+        pending = term | trunc
+    assert seen.sum() > 20
+    np.testing.assert_array_equal(env.illegal_log.counts, seen)
+    strict = DeckGymVectorEnv(game, num_envs=2, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(ValueError, match="illegal learner action .* in game 0 in phase"):
+        strict.step(np.argmin(strict.action_masks(), axis=1))

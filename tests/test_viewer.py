@@ -5,6 +5,7 @@ requests) and ``deckgym view``'s bad input."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 import socket
 import threading
@@ -64,8 +65,10 @@ def test_racko_seat_view_shows_only_what_the_seat_knows(replay_dir):
                         assert card.get("hidden")
             draw = next(p for p in table["piles"] if p["name"] == "draw pile")
             assert all(c.get("hidden") for c in draw["cards"]) and draw["count"] == len(state["draw_pile"])
+            # every discard is in the seat's observation (face up, R5): the top, then the others in number order
             discard = next(p for p in table["piles"] if p["name"] == "discard pile")
-            assert _visible(discard["cards"]) == ([str(state["discard_pile"][-1])] if state["discard_pile"] else [])
+            pile = state["discard_pile"]
+            assert _visible(discard["cards"]) == [str(c) for c in pile[-1:] + sorted(pile[:-1])]
             if table["hand"] is not None and table["hand"]["seat"] != s:
                 assert table["hand"]["card"].get("hidden")
 
@@ -134,16 +137,20 @@ def server(replay_dir, tmp_path_factory):
     (tmp_path / "bad.jsonl").write_text("not a replay\n")
     for name in ("racko_0.jsonl", "leastscore_0.jsonl"):
         (tmp_path / name).write_text((replay_dir / name).read_text())
-    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0)
+    srv = make_server(ViewerApp(ReplayLibrary(str(tmp_path))), 0, token=TOKEN)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     srv.server_close()
 
 
-def _get(url, data=None):
+TOKEN = "viewer-test-token"
+
+
+def _get(url, data=None, token=TOKEN):
+    headers = {"X-Deckgym-Token": token, "Content-Type": "application/json"}
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=10) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -257,8 +264,45 @@ def test_commands_print_their_url_and_serve_it(replay_dir, argv, page):
         reader.join(timeout=90)  # never a hang: no URL in time fails the test
         assert found, f"no URL printed by {' '.join(argv)}"
         url = found[0]
-        status, body = _get(url)
+        assert "/?token=" in url  # the printed URL carries the server's token
+        status, body = _get(url, token="")
         assert status == 200 and page in body
+        api = url.replace("/?token=", "/api/replays?token=" if argv[0] == "view" else "/api/state?token=")
+        assert _get(api, token="")[0] == 200
+        assert _get(api.split("?")[0], token="")[0] == 403  # without it
+        assert _get(api.split("?")[0], token=url.split("token=")[1])[0] == 200  # or as the header
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_racko_racks_carry_slots_and_mark_the_ordered_part_and_the_runs():
+    """Hand-built deal: seat 0's rack rises over slots 1-6 and holds the runs 24-26 and 35-37."""
+    core = make_core("racko", 2)
+    tv = table_view("racko")
+    rack = [5, 9, 13, 24, 25, 26, 4, 35, 36, 37]
+    state = core.deal(1, {"racks": [rack, [40, 2, 3, 6, 7, 8, 10, 11, 12, 1]], "first_player": 0})
+    me, opp = seat_views(core, tv, raw_state(state, 0), ["a", "b"])[0]["seats"]  # seat 0's view
+    assert [c["slot"] for c in me["cards"]] == list(range(1, 11))
+    assert [k for k, c in enumerate(me["cards"], 1) if c["ord"]] == [1, 2, 3, 4, 5, 6]
+    assert [k for k, c in enumerate(me["cards"], 1) if c["run"]] == [4, 5, 6, 8, 9, 10]
+    assert "slots 1-6 in order; run 24-26, 35-37" in me["note"]
+    # the opponent's rack, partly hidden: slots, but no marks
+    assert [c.get("slot") for c in opp["cards"]] == list(range(1, 11))
+    assert not any("ord" in c or "run" in c for c in opp["cards"])
+    god = tv.god_table(core.state_dict(state, 0), ["a", "b"])
+    assert [c["ord"] for c in god["seats"][1]["cards"]] == [True] + [False] * 9  # 40 first: only slot 1 counts
+    assert god["seats"][1]["note"] == "score 0; only slot 1 in order; run 6-8, 10-12"
+
+
+def test_the_pages_data_names_no_code_names(replay_dir):
+    """Decisions in words (no ``place_drawn``, ``choose``), the god view's info too; the end says so."""
+    for game in ("racko", "leastscore"):
+        rep = load(replay_dir / f"{game}_0.jsonl")
+        core = rep.make_core()
+        for f in frames(rep)["frames"]:
+            words = f["phase_text"] + " " + f["god"]["info"] + " " + " ".join(t["info"] for t in f["seats"])
+            for name in core.phase_names:
+                assert not re.search(rf"(^|[ ,;]){name}($|[ ,;])", words), (name, words)
+            assert not re.search(r"\b\w+_\w+\b", words.replace("player_", "")), words
+        assert frames(rep)["frames"][-1]["god"]["info"] == "the end: every card is shown"

@@ -19,16 +19,19 @@ from deckgym.evaluation.webplay import WebGame, WebPlayApp
 @pytest.fixture
 def served(tmp_path):
     app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=3, replays=str(tmp_path))
-    srv = make_server(app, 0)
+    srv = make_server(app, 0, token=TOKEN)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield app, f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     srv.server_close()
 
 
+TOKEN = "play-test-token"
+
+
 def call(url, body=None, raw=None):
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", "X-Deckgym-Token": TOKEN})
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -67,8 +70,8 @@ def test_a_whole_game_through_the_api(served, tmp_path):
     app, url = served
     _, s = call(url + "/api/state")
     full = app.game.core.state_dict(app.game.state)  # only the slots the other took from the discard pile show
-    assert s["table"]["seats"][1]["cards"] == [{"t": str(c), "known": True} if k in full["known_slots"][1]
-                                               else {"hidden": True} for k, c in enumerate(full["racks"][1], 1)]
+    assert s["table"]["seats"][1]["cards"] == [{"t": str(c), "known": True, "slot": k} if k in full["known_slots"][1]
+                                               else {"hidden": True, "slot": k} for k, c in enumerate(full["racks"][1], 1)]
     while s["result"] is None:
         assert s["moves"], "the person is to move whenever the game is not over"
         prev = s["decision"]
@@ -121,3 +124,54 @@ def test_a_match_in_the_browser_server_keeps_every_round(tmp_path):
     ended = [f for f in data["frames"] if f.get("round_end")]
     assert [f["index"] for f in ended] == [r["decision"] for r in rep.rounds]
     assert [f["round_end"]["round_points"] for f in ended] == [r["round_points"] for r in rep.rounds]
+
+
+def _target_is_on_the_table(target, table, seat):
+    """The place ``target`` names exists in the table the page draws (so a click can reach it)."""
+    mine = next(s for s in table["seats"] if s["seat"] == seat)
+    piles = {p["name"]: p for p in table["piles"]}
+    if "slot" in target:
+        return any(c.get("slot") == target["slot"] for c in mine["cards"])
+    if "cards" in target:
+        return set(target["cards"]) <= {c["t"] for c in mine["cards"]}
+    pile = piles.get(target["pile"])
+    return pile is not None and ("card" not in target or target["card"] in [c.get("t") for c in pile["cards"]])
+
+
+@pytest.mark.parametrize("game, vs, players", [("racko", "racko:bucket", 2), ("leastscore", "leastscore:greedy", 3)])
+def test_every_move_has_a_place_on_the_table_but_declare(game, vs, players):
+    """The browser plays a move by a click on its place: a pile, a rack slot, a floor card, the cards of a group."""
+    g = WebGame(game, [vs], players=players, seed=2, replays=None, rules_kwargs={"max_turns": 40})
+    from deckgym.registration import game as game_entry
+    names = game_entry(game).make_core(game_entry(game).make_rules(num_players=players)).action_names
+    seen = set()
+    while g.result is None:
+        s = g.snapshot()
+        for m in s["moves"]:
+            code = names[m["action"]]
+            if code == "declare":
+                assert m["target"] is None
+                continue
+            assert _target_is_on_the_table(m["target"], s["table"], g.seat), (m, s["table"])
+            kind = next(iter(m["target"]))
+            seen.add(kind)
+            if code.startswith("slot_"):
+                assert m["target"] == {"slot": int(code[5:])}
+        # what to do now, in words, and no count of moves beside a count of turns
+        assert s["prompt"].startswith(("Your turn", "Click", "You drew", "Now take")) and "move" not in s["prompt"]
+        assert s["intro"] and s["intro"] == g.text.intro()
+        g.move({"action": s["moves"][len(s["moves"]) // 2]["action"]})
+    assert seen == ({"pile", "slot"} if game == "racko" else {"pile", "cards"})
+    assert g.snapshot()["prompt"] == "" and g.snapshot()["moves"] == []
+
+
+def test_the_log_names_the_card_the_deck_gave():
+    from tests.test_play import LS_DEAL
+
+    g = WebGame("leastscore", ["leastscore:greedy"], players=2, seed=1, deal=LS_DEAL)
+    assert g.replays is None  # a hand-built deal is not saved: a replay records seeds only
+    moves = {m["name"]: m["action"] for m in g.snapshot()["moves"]}
+    g.move({"action": moves["discard K\u2663"]})
+    g.move({"action": next(m["action"] for m in g.snapshot()["moves"] if m["name"] == "take the deck")})
+    assert g.log[:3] == ["You: discard K\u2663.", "You: take the deck.",
+                         "You drew 7\u2666 from the deck. Your hand: A\u2663 2\u2666 5\u2665 7\u2666 9\u2660 (hand value 24)."]

@@ -1,9 +1,9 @@
 """The arguments of ``deckgym train``, both engines', each checked before anything is built or written.
 
-:func:`build_parser` holds every option (the shared ones, then the RLlib engine's);
-
-and :func:`validate` turns the parsed arguments into a :class:`TrainPlan` (rules, opponent pool,
-run folder, model path, the steps that will really be trained) or raises ``ValueError``
+The options themselves are the fields of :class:`deckgym.training.config.TrainArgs` (re-exported
+here with :func:`build_parser` and :func:`command_line`). :func:`validate` turns them into a
+:class:`TrainPlan` (rules, opponent pool, league threshold, run folder, model path, the steps
+that will really be trained) or raises ``ValueError``
 naming the flag: a zero or negative size, a weight that is not a positive number, an
 unknown agent, a missing ``--init`` model, an output folder that is missing or read-only,
 a ``--run-name`` that is already taken, a ``--resume`` folder that is not an expert-iteration
@@ -12,7 +12,6 @@ run. Nothing is created on disk here.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import time
@@ -20,16 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from deckgym.checks import check_output_dir, check_output_file, check_range
+from deckgym.extras import require_extra
+from deckgym.training.config import TrainArgs, apply_engine_defaults
 
-DEFAULT_OPPONENTS = {
-    "racko": "random=0.3,racko:bucket=0.3,racko:ranges=0.4",
-    "leastscore": "leastscore:counting=0.5,leastscore:greedy=0.3,random=0.05",
-}
-# Options whose default depends on the engine: the sb3 values are the from-scratch recipe
-# (docs/notes/learning-results.md); the RLlib engine keeps the values its runs were tuned with.
-ENGINE_DEFAULTS = {"sb3": {"lr": 1e-3, "gamma": 0.99, "ent_coef": 0.003, "net": "128,128"},
-                   "rllib": {"lr": 3e-4, "gamma": 0.995, "ent_coef": 0.01, "net": "256,256"}}
-EVAL_AGAINST = {"racko": "racko:sequence,racko:ranges", "leastscore": "leastscore:counting,leastscore:greedy"}
+__all__ = ["TrainPlan", "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
+
+SELF_PLAY = "self"  # --opponents self: the RLlib engine's self-play (the pool is then empty)
 
 
 @dataclass
@@ -46,6 +41,47 @@ class TrainPlan:
     out_path: str
     chunk: int  # learner steps per rollout (num_envs × n_steps)
     planned_steps: int  # --total-steps rounded up to whole rollouts
+    league_threshold: float  # the pool win rate that adds a snapshot (both engines)
+
+
+def league_threshold(given: float | None, players: int) -> float:
+    """``--league-threshold``, or its default: 0.55 for 2 players, 1.2/P otherwise (a fair share is 1/P)."""
+    return given if given is not None else (0.55 if players == 2 else 1.2 / players)
+
+
+# expert iteration's state in its run folder, and the settings a resumed run takes from its config.json
+EXPERT_STATE = "expert_state.json"
+EXPERT_MODEL = "expert_model.safetensors"
+OLD_EXPERT_MODEL = "expert_model.zip"  # the pickled format of earlier versions
+RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
+                "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
+                "eval_against", "eval_deals", "final_deals", "lr", "n_steps", "batch_size", "epochs", "out")
+
+
+def resume_settings(args: TrainArgs) -> None:
+    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's;
+    ``ValueError`` if RUN is not an expert-iteration run or was started with another game or expert."""
+    import json
+
+    run = args.resume
+    state = os.path.join(run, EXPERT_STATE)
+    if not os.path.isfile(state) or not os.path.isfile(os.path.join(run, "config.json")):
+        raise ValueError(f"--resume {run}: not an expert-iteration run folder (no {EXPERT_STATE}: no iteration "
+                         "finished there yet, or another kind of run)")
+    if not os.path.isfile(os.path.join(run, EXPERT_MODEL)) and os.path.isfile(os.path.join(run, OLD_EXPERT_MODEL)):
+        from deckgym.agents.policy_file import convert_hint, pickled_kind, refuse_pickle
+
+        old = os.path.join(run, OLD_EXPERT_MODEL)
+        raise refuse_pickle(old, pickled_kind(old) or "a pickle", convert_hint(old) + ", then --resume again")
+    with open(os.path.join(run, "config.json")) as f:
+        config = json.load(f)
+    for key, flag in (("game", "GAME"), ("expert", "--expert")):
+        if getattr(args, key, None) not in (None, config.get(key)):
+            raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
+                             f"not {getattr(args, key)}")
+    for key in RUN_SETTINGS:
+        if key in config:
+            setattr(args, key, config[key])
 
 
 def parse_pool(text: str) -> list[tuple[str, float]]:
@@ -79,29 +115,26 @@ def _hidden_layers(text: str) -> list[int]:
     return hidden
 
 
-def _zip_path(path: str) -> str:
-    """The file a model is saved to (``save_model`` adds ``.zip``)."""
-    return path if path.endswith(".zip") else path + ".zip"
+def _policy_path(path: str) -> str:
+    """The file a model is saved to: a policy file (``.safetensors`` added if missing; a ``.zip``
+    would be a pickle, and is refused)."""
+    from deckgym.agents.policy_file import SUFFIX
+
+    if path.endswith(".zip"):
+        raise ValueError(f"--out {path}: models are saved as policy files ({SUFFIX}), not SB3 zips")
+    return path if path.endswith(SUFFIX) else path + SUFFIX
 
 
-def apply_engine_defaults(args: argparse.Namespace) -> argparse.Namespace:
-    """Fill the options whose default depends on ``--engine`` (``ENGINE_DEFAULTS``) where they
-    were not given; ``args`` is changed in place and returned."""
-    for key, value in ENGINE_DEFAULTS[getattr(args, "engine", "sb3")].items():
-        if getattr(args, key, None) is None:
-            setattr(args, key, value)
-    return args
-
-
-def validate(args: argparse.Namespace) -> TrainPlan:
-    """Check every argument (see the module doc); nothing is created."""
+def validate(args: TrainArgs) -> TrainPlan:
+    """Check every argument (see the module doc); nothing is created. ``args`` (a :class:`TrainArgs`)
+    gets the engine's defaults filled in, and a resumed run's own settings."""
     from deckgym.agents.registry import make_agent
     from deckgym.registration import game as game_entry, parse_rule_overrides
 
     apply_engine_defaults(args)
-    if getattr(args, "resume", None):
-        from deckgym.training.expert_iteration import resume_settings
-
+    if args.engine == "sb3":  # the rllib extra is checked where Ray starts, with its own message
+        require_extra("train", "deckgym train")
+    if args.resume:
         if not getattr(args, "expert", None):
             raise ValueError("--resume continues an expert-iteration run: give its --expert too "
                              "(a PPO run is continued with --init MODEL)")
@@ -130,8 +163,12 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     if args.players is not None:
         rules_kwargs["num_players"] = args.players
     rules = entry.make_rules(**rules_kwargs)
-    pool = parse_pool(args.opponents or DEFAULT_OPPONENTS[args.game])
-    eval_against = [s.strip() for s in (args.eval_against or EVAL_AGAINST[args.game]).split(",") if s.strip()]
+    if args.opponents == SELF_PLAY and args.engine != "rllib":
+        raise ValueError(f"--opponents {SELF_PLAY}: self-play is the RLlib engine's (--engine rllib); with sb3 the "
+                         "league adds snapshots of the learner to the pool")
+    # the game's defaults are in its descriptor (train_opponents, eval_against)
+    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or entry.spec.train_opponents)
+    eval_against = [s.strip() for s in (args.eval_against or ",".join(entry.spec.eval_against)).split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)
@@ -146,11 +183,15 @@ def validate(args: argparse.Namespace) -> TrainPlan:
     if args.init:
         from deckgym.agents.ppo import check_metadata, read_metadata
 
-        check_metadata(read_metadata(args.init), core, args.game, where=f"--init model {args.init}")
+        try:
+            meta = read_metadata(args.init)
+        except (ValueError, FileNotFoundError) as exc:  # a pickle is refused with the way to convert it
+            raise ValueError(f"--init: {exc}") from None
+        check_metadata(meta, core, args.game, where=f"--init model {args.init}")
 
     if args.expert and (args.bc_teacher or args.init):
         raise ValueError("--expert trains from its own labels: leave out --bc-teacher and --init "
-                         "(continue its model with PPO afterwards: --init runs/<run>/best.zip)")
+                         "(continue its model with PPO afterwards: --init runs/<run>/best.safetensors)")
     if args.expert and args.engine != "sb3":
         raise ValueError("--expert works with --engine sb3 only")
     kind = "expert" if args.expert else "ppo"
@@ -173,21 +214,17 @@ def validate(args: argparse.Namespace) -> TrainPlan:
             run_name, k = f"{base}-{k}", k + 1
     if not args.resume:
         run_dir = os.path.join(args.runs, run_name)
-    out_path = _zip_path(args.out) if args.out else os.path.join(run_dir, "best.zip")
+    out_path = _policy_path(args.out) if args.out else os.path.join(run_dir, "best.safetensors")
     if args.out:
         check_output_file(out_path, "--out")
     chunk = args.num_envs * args.n_steps
     planned = -(-args.total_steps // chunk) * chunk
     return TrainPlan(rules=rules, rules_kwargs=rules_kwargs, pool=pool, eval_against=eval_against, hidden=hidden,
-                     run_name=run_name, run_dir=run_dir, out_path=out_path, chunk=chunk, planned_steps=planned)
+                     run_name=run_name, run_dir=run_dir, out_path=out_path, chunk=chunk, planned_steps=planned,
+                     league_threshold=league_threshold(args.league_threshold, rules.num_players))
 
 
-def pool_or_self_play(text: str | None) -> list[tuple[str, float]]:
-    """``--opponents`` for the RLlib engine: the pool, or ``[]`` (self-play) when not given."""
-    return parse_pool(text) if text else []
-
-
-def validate_rllib(args: argparse.Namespace) -> TrainPlan:
+def validate_rllib(args: TrainArgs) -> TrainPlan:
     """Every shared argument checked as ``deckgym train`` checks it, then the RLlib ones.
 
     Returns the validated plan (rules, pool, run name); raises ``ValueError`` naming the flag.
@@ -207,114 +244,3 @@ def validate_rllib(args: argparse.Namespace) -> TrainPlan:
         plan.run_name = plan.run_name.replace("__ppo__", "__rllib__", 1)
         plan.run_dir = os.path.join(args.runs, plan.run_name)
     return plan
-
-
-def command_line(args: argparse.Namespace) -> str:
-    """The ``deckgym train`` command that repeats this run: the game and every option not at its default."""
-    words = ["deckgym", "train", args.game] + (["--engine", args.engine] if args.engine != "sb3" else [])
-    for action in build_parser()._actions:
-        if not action.option_strings or action.dest in ("help", "engine", "game"):
-            continue
-        value = getattr(args, action.dest, action.default)
-        default = ENGINE_DEFAULTS[args.engine].get(action.dest, action.default)
-        if value == default or value is None:
-            continue
-        flag = action.option_strings[-1]
-        if action.nargs == 0:
-            words.append(flag)
-        else:
-            for v in (value if isinstance(value, list) else [value]):
-                words += [flag, str(v)]
-    return " ".join(words)
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "sb3") -> argparse.ArgumentParser:
-    """``deckgym train``'s options, both engines' (onto ``parser``, or a new parser whose
-    ``--engine`` defaults to ``engine``)."""
-    p = parser or argparse.ArgumentParser(prog="deckgym train", description="Train a policy for one game.",
-                                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("game", help="racko or leastscore")
-    p.add_argument("--players", type=int, default=None, help="table size (None: the game's default)")
-    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="override a rules field")
-    p.add_argument("--total-steps", type=int, default=2_000_000,
-                   help="learner decisions to train for, rounded up to whole rollouts of num-envs × n-steps "
-                        "(the summary gives both figures)")
-    p.add_argument("--num-envs", type=int, default=128, help="games played at once (B)")
-    p.add_argument("--n-steps", type=int, default=32, help="rollout length per game")
-    p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
-    p.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
-    p.add_argument("--lr", type=float, default=None, help="learning rate (None: 1e-3; rllib 3e-4)")
-    p.add_argument("--gamma", type=float, default=None, help="discount factor (None: 0.99; rllib 0.995)")
-    p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda")
-    p.add_argument("--clip", type=float, default=0.2, help="PPO clip range")
-    p.add_argument("--ent-coef", type=float, default=None, help="entropy coefficient (None: 0.003; rllib 0.01)")
-    p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
-    p.add_argument("--net", default=None,
-                   help="hidden layers of the policy and value networks (None: 128,128; rllib 256,256)")
-    p.add_argument("--opponents", default=None,
-                   help="pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and random)")
-    p.add_argument("--shaping", type=float, default=1.0, help="coefficient of the progress shaping reward (0: off)")
-    p.add_argument("--reward", default="win", choices=["win", "points"],
-                   help="the learner's reward: zero-sum win share, or round points")
-    p.add_argument("--episode", default="round", choices=["round", "match"],
-                   help="what an episode is, trained on and evaluated in the arena: one round, or a whole "
-                        "match (Rack-O R12, Least Score L9; the learner then sees running scores)")
-    p.add_argument("--no-features", action="store_true", help="raw observation only (no derived features)")
-    p.add_argument("--features-version", type=int, default=None,
-                   help="layout of the derived features (None: the newest; see <game>_env/features.py)")
-    p.add_argument("--league-threshold", type=float, default=None,
-                   help="win rate vs the pool that adds a snapshot (None: 0.55 for 2 players, 1.2/P otherwise)")
-    p.add_argument("--league-window", type=int, default=4000, help="episodes the league win rate is measured on")
-    p.add_argument("--snapshot-weight", type=float, default=0.3, help="total draw probability of the snapshots")
-    p.add_argument("--max-snapshots", type=int, default=5, help="snapshots kept in the pool (the oldest leaves)")
-    p.add_argument("--eval-every", type=int, default=100_000, help="learner steps between arena evaluations")
-    p.add_argument("--eval-deals", type=int, default=400, help="duplicate deals per arena evaluation")
-    p.add_argument("--eval-against", default=None,
-                   help="heuristics to evaluate against, comma-separated (None: the game's two best)")
-    p.add_argument("--final-deals", type=int, default=2000, help="duplicate deals of the final evaluation")
-    p.add_argument("--init", default=None, help="start from this model file (same game and rules)")
-    p.add_argument("--bc-teacher", default=None,
-                   help="warm start: behaviour-clone this agent spec (policy and value) before PPO")
-    p.add_argument("--bc-samples", type=int, default=300_000, help="teacher decisions to clone")
-    p.add_argument("--bc-epochs", type=int, default=4, help="epochs of behaviour cloning")
-    p.add_argument("--expert", default=None, metavar="SPEC",
-                   help="expert iteration instead of PPO: the network plays, this agent labels the states it "
-                        "reaches, the network is refitted, repeat (training/expert_iteration.py)")
-    p.add_argument("--expert-iterations", type=int, default=8, help="expert iteration: play-label-refit rounds")
-    p.add_argument("--expert-samples", type=int, default=100_000, help="expert iteration: decisions labelled per round")
-    p.add_argument("--expert-epochs", type=int, default=3, help="expert iteration: epochs over the data set per round")
-    p.add_argument("--expert-buffer", type=int, default=300_000,
-                   help="expert iteration: the data set keeps the newest this many decisions")
-    p.add_argument("--expert-lr", type=float, default=1e-3, help="expert iteration: learning rate of the refit")
-    p.add_argument("--resume", default=None, metavar="RUN",
-                   help="expert iteration: go on with this run folder (its own settings) after Ctrl-C")
-    p.add_argument("--seed", type=int, default=1, help="seed of the games, the network and the opponents")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (1: leave the other cores alone)")
-    p.add_argument("--runs", default="runs", help="directory of the runs")
-    p.add_argument("--run-name", default=None,
-                   help="folder of the run under --runs; refused if it exists (None: game__ppo__seed__time)")
-    p.add_argument("--out", default=None,
-                   help="where to save the best model, .zip added if missing (None: runs/<run>/best.zip)")
-    p.add_argument("--max-minutes", type=float, default=None,
-                   help="stop (and save) after this wall time, behaviour cloning included")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_engine_options(p)
-    p.set_defaults(engine=engine)
-    return p
-
-
-def _add_engine_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``deckgym train`` that choose and shape the RLlib engine (the rest are shared)."""
-    g = p.add_argument_group("engine", "--engine rllib: RLlib's PPO on Ray (the shared options above apply: "
-                                       "--total-steps, --seed, --opponents, --batch-size as the minibatch, ...)")
-    g.add_argument("--engine", default="sb3", choices=["sb3", "rllib"],
-                   help="sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray")
-    g.add_argument("--env-runners", type=int, default=1, help="rllib: env runners (Ray actors; 0: sample in the driver)")
-    g.add_argument("--envs-per-runner", type=int, default=256,
-                   help="rllib: games each env runner plays at once (one batched core state)")
-    g.add_argument("--ray-address", default=None,
-                   help="rllib: join this Ray cluster (HOST:PORT or 'auto'; None: a local Ray on 127.0.0.1)")
-    g.add_argument("--train-batch", type=int, default=4000, help="rllib: learner decisions per training iteration")
-    g.add_argument("--checkpoint-every", type=int, default=10, help="rllib: iterations between checkpoints")
-    g.add_argument("--refresh-every", type=int, default=5,
-                   help="rllib self-play: iterations between copies of the learner's weights to the other seats")

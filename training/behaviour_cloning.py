@@ -10,7 +10,7 @@ Two steps, each engine-free:
 - :func:`fit`: Adam on cross-entropy to the teacher's actions plus half the squared error of
   the value to the return, over minibatches of a seeded permutation. The engine supplies
   ``losses(X, M, A, R, V)``, its network's cross-entropy, accuracy and value loss on one
-  minibatch (SB3: ``deckgym.training.train``; RLlib: ``deckgym.training.rllib_train``).
+  minibatch (SB3: :func:`sb3_losses`; RLlib: ``deckgym.training.rllib_train``).
 
 :func:`clone_teacher` runs both steps.
 """
@@ -150,6 +150,19 @@ def masked_value_loss(values: Any, returns: Any, valid: Any) -> Any:
     import torch
 
     return ((values - returns) ** 2)[valid].mean() if valid.any() else torch.zeros(())
+
+
+def sb3_losses(policy: Any) -> Losses:
+    """``losses(X, M, A, R, V)`` of a MaskablePPO policy for :func:`fit`: cross-entropy to the
+    actions ``A``, accuracy, and the value's squared error on the valid returns."""
+
+    def losses(X: Any, M: np.ndarray, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
+        dist = policy.get_distribution(X, action_masks=M)
+        ce = -dist.log_prob(A).mean()
+        acc = (dist.distribution.probs.argmax(dim=1) == A).float().mean()
+        return ce, acc, masked_value_loss(policy.predict_values(X).squeeze(-1), R, V)
+
+    return losses
 
 
 def clone_teacher(venv: Any, teacher_spec: str, params: Iterable[Any], losses: Losses, samples: int, epochs: int,

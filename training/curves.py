@@ -17,6 +17,8 @@ import json
 import os
 from typing import Any
 
+from deckgym.extras import require_extra
+
 
 def load_curve(path: str) -> dict[str, Any]:
     """``{"name", "players", "evals": [...]}`` from an ``evals.json`` or a ``.curve.json``."""
@@ -77,8 +79,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", required=True, help="PNG to write")
     args = p.parse_args(argv)
     try:
+        require_extra("charts", "the learning-curve chart", ("matplotlib",))
         curves = [load_curve(path) for path in args.inputs]
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         p.error(str(exc))
     save_curves(curves, args.out)
     print(f"wrote {args.out}")

@@ -1,10 +1,10 @@
 """Expert iteration, DAgger style: ``deckgym train GAME --expert SPEC``.
 
-    deckgym train racko --players 2 --expert racko:lookahead --expert-iterations 8 --out models/mine.zip
+    deckgym train racko --players 2 --expert racko:lookahead --expert-iterations 8 --out models/mine.safetensors
     deckgym train racko --expert racko:lookahead --resume runs/racko__expert__1__1796160000   # after Ctrl-C
 
-The network is a MaskablePPO policy (the file plays as ``ppo:PATH``, and ``--init`` continues
-it with PPO). Each iteration:
+The network is a MaskablePPO policy, saved as a policy file (it plays as ``ppo:PATH``, and
+``--init`` continues it with PPO). Each iteration:
 
 1. **play**: the network, sampling from its policy, plays the learner's seat of ``--num-envs``
    games against the opponent pool, about ``--expert-samples`` decisions (the first
@@ -19,8 +19,10 @@ it with PPO). Each iteration:
    iteration (against the first of them) is saved to ``--out``.
 
 The run folder holds the state after every finished iteration (``expert_state.json``, the
-network ``expert_model.zip``, the data set ``expert_data.npz``), so ``--resume RUN`` goes on
-from the last finished iteration with the run's own settings; every iteration draws its
+network ``expert_model.safetensors``, the data set ``expert_data.npz``; none of them holds a
+pickle), so ``--resume RUN`` goes on from the last finished iteration with the run's own
+settings (the network is rebuilt from its policy file; the refit's optimizer is made afresh
+every iteration anyway); every iteration draws its
 randomness from ``(seed, iteration)``, so a resumed run ends where an uninterrupted one does.
 Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and exits 130.
 ``--max-minutes`` is checked between iterations: no iteration starts after it.
@@ -28,7 +30,6 @@ Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and e
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -37,33 +38,15 @@ from typing import Any
 
 import numpy as np
 
+from deckgym.outputs import write_json
 from deckgym.rng import seed_of
+from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainPlan
+from deckgym.training.config import TrainArgs, command_line
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
+from deckgym.evaluation.progress import duration
+from deckgym.training.reporting import arena_line, arena_results, closing_lines, game_flags, next_commands
 
-STATE, MODEL, DATA = "expert_state.json", "expert_model.zip", "expert_data.npz"
-# settings of the run itself: a resumed run takes them from its config.json, not the command line
-RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
-                "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
-                "eval_against", "eval_deals", "final_deals", "lr", "n_steps", "batch_size", "epochs", "out")
-
-
-def resume_settings(args: argparse.Namespace) -> None:
-    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's;
-    ``ValueError`` if RUN is not an expert-iteration run or was started with another game or expert."""
-    run = args.resume
-    state = os.path.join(run, STATE)
-    if not os.path.isfile(state) or not os.path.isfile(os.path.join(run, "config.json")):
-        raise ValueError(f"--resume {run}: not an expert-iteration run folder (no {STATE}: no iteration finished "
-                         "there yet, or another kind of run)")
-    with open(os.path.join(run, "config.json")) as f:
-        config = json.load(f)
-    for key, flag in (("game", "GAME"), ("expert", "--expert")):
-        if args.__dict__.get(key) not in (None, config.get(key)):
-            raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
-                             f"not {args.__dict__.get(key)}")
-    for key in RUN_SETTINGS:
-        if key in config:
-            setattr(args, key, config[key])
+STATE, MODEL, DATA = EXPERT_STATE, EXPERT_MODEL, "expert_data.npz"
 
 
 def _player(policy: Any, rng: np.random.Generator) -> Any:
@@ -89,28 +72,29 @@ def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state
     np.savez(tmp, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
     os.replace(tmp, os.path.join(run_dir, DATA))
     save_model(model, os.path.join(run_dir, MODEL), {**meta, "expert_iteration": state["iteration"]})
-    with open(os.path.join(run_dir, STATE + ".tmp"), "w") as f:
-        json.dump(state, f, indent=2)
-    os.replace(os.path.join(run_dir, STATE + ".tmp"), os.path.join(run_dir, STATE))
+    write_json(os.path.join(run_dir, STATE), state)
 
 
 def _load_data(run_dir: str) -> Any:
     from deckgym.training.behaviour_cloning import TeacherSamples
 
-    with np.load(os.path.join(run_dir, DATA)) as z:
-        return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
+    path = os.path.join(run_dir, DATA)
+    try:
+        with np.load(path) as z:  # allow_pickle stays False: object arrays (pickles) are refused
+            return TeacherSamples(z["obs"], z["masks"], z["actions"], z["returns"], z["valid"])
+    except (ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"--resume: {path} is not a data set of plain arrays ({exc}); deckgym never unpickles "
+                         "it") from None
 
 
-def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     """Run (or resume) expert iteration as ``args`` and the validated ``plan`` say; returns the summary."""
     import torch
     from sb3_contrib import MaskablePPO
 
-    from deckgym.agents.ppo import model_metadata, save_model, update_metadata
+    from deckgym.agents.ppo import model_metadata, rebuild_model, save_model, update_metadata
     from deckgym.agents.registry import acts_on_infostates, make_agent
-    from deckgym.training.args import command_line
-    from deckgym.training.behaviour_cloning import collect_teacher_samples, fit
-    from deckgym.training.train import arena_results, sb3_losses
+    from deckgym.training.behaviour_cloning import collect_teacher_samples, fit, sb3_losses
     from deckgym.training.vec_env import CoreVecEnv
 
     torch.set_num_threads(args.threads)
@@ -122,7 +106,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                      reward=args.reward, features=not args.no_features, seed=args.seed,
                      features_version=args.features_version, history=acts_on_infostates(args.expert))
     venv = env.venv
-    config = {k: v for k, v in vars(args).items() if k != "func"}
+    config = args.to_dict()
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,
                   command=command_line(args), mode="expert iteration")
     meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
@@ -130,7 +114,9 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     if resumed:
         with open(os.path.join(run_dir, STATE)) as f:
             state = json.load(f)
-        model = MaskablePPO.load(os.path.join(run_dir, MODEL), env=env, device="cpu")
+        model = rebuild_model(os.path.join(run_dir, MODEL), env, where=f"--resume {run_dir}", learning_rate=args.lr,
+                              n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
+                              seed=args.seed)
         data = _load_data(run_dir)
         print(f"resuming {run_dir} after iteration {state['iteration']}", flush=True)
     else:
@@ -138,8 +124,7 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                             n_epochs=args.epochs, gamma=args.gamma, seed=args.seed, device="cpu", verbose=0,
                             policy_kwargs={"net_arch": {"pi": plan.hidden, "vf": plan.hidden}})
         os.makedirs(run_dir)
-        with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump(config, f, indent=2, default=str)
+        write_json(os.path.join(run_dir, "config.json"), config, default=str)
         state = {"iteration": 0, "samples": 0, "minutes": 0.0, "history": [], "best": {"score": -1.0, "iteration": 0}}
         data = None
     policy = model.policy
@@ -165,9 +150,9 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
             log = fit(policy.parameters(), sb3_losses(policy), data, args.expert_epochs, seed_of(args.seed, it, 4),
                       lr=args.expert_lr)
             policy.set_training_mode(False)
-            ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.zip"),
+            ckpt = save_model(model, os.path.join(run_dir, "checkpoints", f"iteration_{it}.safetensors"),
                               {**meta, "expert_iteration": it})
-            res = arena_results(game, ckpt, plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
+            res = arena_results(game, f"ppo:{ckpt}", plan.eval_against, args.eval_deals, P, plan.rules_kwargs,
                                 args.episode == "match")
             minutes = minutes0 + (time.perf_counter() - t0) / 60
             entry = {"iteration": it, "steps": state["samples"] + len(new), "minutes": minutes,
@@ -183,9 +168,8 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                     save_model(model, out_path,
                                {**meta, "expert_iteration": it, "arena": res, "training_minutes": minutes})
                 _save_state(run_dir, model, meta, data, state)
-                with open(os.path.join(run_dir, "evals.json"), "w") as f:
-                    json.dump(state["history"], f, indent=2)
-            line = ", ".join(f"{o} {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" for o, r in res.items())
+                write_json(os.path.join(run_dir, "evals.json"), state["history"])
+            line = arena_line(res)
             print(f"[iteration {it}] {len(new):,} decisions labelled (network = expert on {entry['agreement']:.3f}), "
                   f"data {len(data):,}, fit accuracy {log['accuracy']:.3f}, {entry['iteration_minutes']:.1f} min; "
                   f"arena: {line}", flush=True)
@@ -198,8 +182,8 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
     with no_interrupts():
         final = state["best"].get("arena")
         if not interrupted and state["iteration"] and args.final_deals and os.path.exists(out_path):
-            final = arena_results(game, out_path, plan.eval_against, args.final_deals, P, plan.rules_kwargs,
-                                  args.episode == "match")
+            final = arena_results(game, f"ppo:{out_path}", plan.eval_against, args.final_deals, P,
+                                  plan.rules_kwargs, args.episode == "match")
             from deckgym.agents.ppo import read_metadata
 
             update_metadata(out_path, {**read_metadata(out_path), "arena": final, "arena_deals": args.final_deals})
@@ -207,7 +191,15 @@ def main(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
                    "iterations": state["iteration"], "samples": state["samples"], "steps": state["samples"],
                    "minutes": state["minutes"], "best_iteration": state["best"]["iteration"], "arena": final,
                    "interrupted": interrupted}
-        with open(os.path.join(run_dir, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=2)
-        print(json.dumps(summary, indent=2))
+        write_json(os.path.join(run_dir, "summary.json"), summary)
+    head = ("Interrupted" if interrupted else "Done") + (f": {state['iteration']} iterations of expert iteration "
+                                                         f"with {args.expert}, {state['samples']:,} decisions "
+                                                         f"labelled, {duration(60 * state['minutes'])}")
+    if interrupted:
+        head += f" (--resume {run_dir} goes on)"
+    best = f" (iteration {state['best']['iteration']})" if state["best"]["iteration"] else " (no iteration finished)"
+    commands = next_commands(game, f"ppo:{out_path}", run_dir, game_flags(game, P, args.rule), plan.eval_against[0],
+                             matches=args.episode == "match", init=out_path, curves=bool(state["history"]),
+                             tensorboard=False)
+    print("\n".join(closing_lines(head, out_path + best, final, run_dir, commands)), flush=True)
     return summary

@@ -33,7 +33,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from deckgym.rng import seed_of
-from deckgym.vector_env import DeckGymVectorEnv, Finished, league_weights
+from deckgym.vector_env import DeckGymVectorEnv, league_weights
+from deckgym.vector_infos import Finished
 
 ENV_NAME = "deckgym_vector"
 SELF = "self"  # the pool entry that plays the learner's current weights (self-play)
@@ -53,7 +54,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
     def __init__(self, game: str = "racko", num_envs: int = 1, opponents: Any = (), rules_kwargs: dict | None = None,
                  episode: str = "round", reward: str = "win", features: bool = True,
                  features_version: int | None = None, module_spec: Any = None, meta: dict | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, shaping: float = 0.0) -> None:
         pool = [(str(s), float(w)) for s, w in opponents]
         self.self_play = not pool
         if self.self_play and (module_spec is None or meta is None):
@@ -61,8 +62,9 @@ class RLlibVectorEnv(DeckGymVectorEnv):
         self._spec, self._meta = module_spec, meta
         super().__init__(game, num_envs=num_envs, opponents=[s for s, _ in pool] or ["random"],
                          opponent_weights=[w for _, w in pool] or None, episode=episode, reward=reward,
-                         features=features, features_version=features_version,
-                         autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, **dict(rules_kwargs or {}))
+                         shaping=shaping, features=features, features_version=features_version,
+                         autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, illegal_action="raise",  # masked: a bug
+                         **dict(rules_kwargs or {}))
         if self.self_play:  # the placeholder above only built the env: the learner's copy replaces it
             self.opponents[0] = self._snapshot_agent(None, SELF, seed_of(self._seed, 7919, 0))
             self.opponent_names[0] = SELF
@@ -132,7 +134,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
 def make_env(config: dict[str, Any]) -> RLlibVectorEnv:
     """RLlib's env creator (vector entry point): ``config`` is the env config plus ``num_envs``."""
     keys = ("game", "num_envs", "opponents", "rules_kwargs", "episode", "reward", "features", "features_version",
-            "module_spec", "meta", "seed")
+            "module_spec", "meta", "seed", "shaping")
     return RLlibVectorEnv(**{k: config[k] for k in keys if k in config})
 
 

@@ -6,11 +6,15 @@ Read it top to bottom: arguments → Ray (a local one on 127.0.0.1, or ``--ray-a
 the run directory and its config → the env (``deckgym.training.rllib_env``: the batched core's
 vector env, ``N`` games per env runner, the other seats played inside it) → the PPO config
 (module ``deckgym.agents.rllib_module.MaskedPPOModule``, ``K`` env runners of one vector env each,
-one local CPU learner) → the training loop → checkpoint, model and the final arena.
+one local CPU learner) → the training loop → the saved policy and the final arena.
 
 - ``--opponents SPEC=W,...``: the learner takes one seat per game and the pool plays the
-  others. Default: self-play: a frozen copy of the learner plays the other seats, refreshed
-  every ``--refresh-every`` iterations on every env runner. In both, a snapshot of the learner
+  others; by default the SB3 engine's pool (random and the game's heuristics: a learner
+  that starts random soon finishes games against them, and beats random within minutes),
+  with the same progress shaping (``--shaping``). ``--opponents self``: self-play, a
+  frozen copy of the learner plays the other seats, refreshed every ``--refresh-every``
+  iterations on every env runner (two random players cap every Rack-O round: no game ends
+  in the first 300 decisions of each game). In both, a snapshot of the learner
   joins the pool when it wins ``--league-threshold`` of its last ``--league-window``
   episodes (``League``, as with ``--engine sb3``).
 - Every iteration prints and logs (``progress.jsonl``) the episodes' win rate (from the env's
@@ -23,34 +27,37 @@ one local CPU learner) → the training loop → checkpoint, model and the final
   module's policy and value heads are fitted to them (``deckgym.training.behaviour_cloning``) and
   the weights loaded into the learner and the env runners.
 - Ctrl-C stops the run: the policy as it stands is saved to ``model/`` with
-  ``summary.json`` (``"interrupted": true``; ``checkpoint/`` keeps the last periodic save)
-  and ``deckgym train`` exits with 130.
+  ``summary.json`` (``"interrupted": true``) and ``deckgym train`` exits with 130.
 - The run directory ``<runs>/<run>/`` holds ``config.json`` (every hyperparameter and the
-  command), ``progress.jsonl`` (one line per iteration), ``checkpoint/`` (the whole
-  algorithm, ``Algorithm.from_checkpoint``) and ``model/``: the policy's RLModule with
-  ``deckgym_meta.json`` (game, rules, observation and features version, config), which
-  plays as the agent ``rllib:<runs>/<run>/model``.
+  command), ``progress.jsonl`` (one line per iteration) and ``model.safetensors``: the
+  learner's policy and value networks as a policy file (``deckgym.agents.policy_file``; game,
+  rules, observation and features version, config; no pickles), saved every
+  ``--checkpoint-every`` iterations and at the end, which plays as the agent
+  ``ppo:<runs>/<run>/model.safetensors``. RLlib's own algorithm checkpoint (pickles) is not
+  written.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import os
-import shutil
 import sys
 import time
 from typing import Any
 
+from deckgym.outputs import write_json
 from deckgym.agents.rllib_support import init_ray
-from deckgym.training.args import apply_engine_defaults, build_parser, command_line, pool_or_self_play, validate_rllib
+from deckgym.training.args import TrainPlan, validate_rllib
+from deckgym.training.config import TrainArgs, apply_engine_defaults, build_parser, command_line
+from deckgym.evaluation.progress import duration
+from deckgym.training.reporting import arena_results, closing_lines, game_flags, next_commands
 from deckgym.training.interrupts import no_interrupts
 
 MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent module (Ray is imported later)
 
 
-def module_spec(args: argparse.Namespace, observation_space: Any = None, action_space: Any = None) -> Any:
+def module_spec(args: TrainArgs, observation_space: Any = None, action_space: Any = None) -> Any:
     """The spec of the masked module (``--net``, tanh, separate policy and value networks)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -61,7 +68,7 @@ def module_spec(args: argparse.Namespace, observation_space: Any = None, action_
                         model_config={"fcnet_hiddens": hidden, "fcnet_activation": "tanh", "vf_share_layers": False})
 
 
-def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
+def build_config(args: TrainArgs, env_config: dict[str, Any]) -> Any:
     """The PPOConfig: the masked module, K runners of one N-game vector env each, a local CPU learner."""
     apply_engine_defaults(args)  # lr, gamma, ... for callers that did not go through validate_rllib
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -82,8 +89,8 @@ def build_config(args: argparse.Namespace, env_config: dict[str, Any]) -> Any:
                      num_cpus_per_env_runner=1, rollout_fragment_length="auto",
                      # a busy machine may take minutes per batch: wait for it rather than train on nothing
                      sample_timeout_s=3600.0)
-        # No actor restarts: a lost env runner stops the run in one error (checkpoint/ keeps the
-        # progress) instead of coming back with a fresh pool, and Ray logs no max_restarts error.
+        # No actor restarts: a lost env runner stops the run in one error (model.safetensors keeps
+        # the last periodic save) instead of coming back with a fresh pool, and Ray logs no max_restarts error.
         .fault_tolerance(restart_failed_env_runners=False)
         .learners(num_learners=0, num_cpus_per_learner=1)
         .rl_module(rl_module_spec=module_spec(args))
@@ -119,7 +126,7 @@ def learner_module(algo: Any, spec: Any) -> Any:
     return module
 
 
-def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
+def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
                     features_version: int | None) -> dict[str, Any]:
     """Warm start (``--bc-teacher``): fit the module to the teacher's decisions, then load it into
     the learner and every env runner. Returns what the fit reached (``deckgym.training.behaviour_cloning``)."""
@@ -132,7 +139,7 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     from deckgym.vector_env import DeckGymVectorEnv
     from deckgym.training.behaviour_cloning import clone_teacher, masked_value_loss
 
-    pool = pool_or_self_play(args.opponents) or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
+    pool = plan.pool or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
                             reward=args.reward, features=not args.no_features, features_version=features_version,
@@ -157,34 +164,15 @@ def behaviour_clone(algo: Any, spec: Any, args: argparse.Namespace, plan: Any,
     return result
 
 
-def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any],
-               checkpoint: bool = True) -> tuple[str | None, str]:
-    """The policy to ``run_dir/model`` (the learner's RLModule plus ``deckgym_meta.json``) and,
-    with ``checkpoint``, the whole algorithm to ``run_dir/checkpoint``; each replaced atomically.
-    Returns both paths (the checkpoint's None if not written)."""
-    from deckgym.agents.rllib_agent import META_NAME
+def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any]) -> str:
+    """The learner's policy and value networks to ``run_dir/model.safetensors`` (a policy file,
+    replaced atomically); returns its path."""
+    from deckgym.agents.policy_convert import rllib_export
+    from deckgym.agents.policy_file import save_policy
 
-    ckpt, model = os.path.join(run_dir, "checkpoint"), os.path.join(run_dir, "model")
-    tmp_model = model + ".tmp"
-    shutil.rmtree(tmp_model, ignore_errors=True)
-    learner_module(algo, spec).save_to_path(os.path.abspath(tmp_model))
-    with open(os.path.join(tmp_model, META_NAME), "w") as f:
-        json.dump(meta, f, indent=2, default=str)
-    shutil.rmtree(model, ignore_errors=True)
-    os.replace(tmp_model, model)
-    if not checkpoint:
-        return None, model
-    tmp_ckpt = ckpt + ".tmp"
-    shutil.rmtree(tmp_ckpt, ignore_errors=True)
-    algo.save_to_path(os.path.abspath(tmp_ckpt))
-    shutil.rmtree(ckpt, ignore_errors=True)
-    os.replace(tmp_ckpt, ckpt)
-    return ckpt, model
-
-
-def league_threshold(args: argparse.Namespace, players: int) -> float:
-    """``--league-threshold``, or the SB3 engine's default (0.55 for 2 players, 1.2/P otherwise)."""
-    return args.league_threshold if args.league_threshold is not None else (0.55 if players == 2 else 1.2 / players)
+    activation = spec.model_config.get("fcnet_activation", "tanh")
+    tensors, arch = rllib_export(learner_state(algo), activation=activation)
+    return save_policy(os.path.join(run_dir, "model.safetensors"), tensors, {**meta, "arch": arch})
 
 
 class League:
@@ -196,9 +184,9 @@ class League:
     ``--max-snapshots``), and the window starts again, as with ``--engine sb3``.
     """
 
-    def __init__(self, args: argparse.Namespace, threshold: float) -> None:
+    def __init__(self, args: TrainArgs, threshold: float, pool: list[tuple[str, float]]) -> None:
         self.args, self.threshold = args, threshold
-        self.self_play = not args.opponents
+        self.self_play = not pool
         self.recent: collections.deque = collections.deque()  # (wins, episodes) per iteration
         self.joined: list[str] = []
 
@@ -247,45 +235,30 @@ def progress_row(res: dict[str, Any], it: int, prev_steps: int, seconds: float, 
 
 
 def console_line(row: dict[str, Any]) -> str:
-    rate = "-" if row["win_rate"] is None else f"{row['win_rate']:.3f}"
+    """One line per iteration: steps, speed, and the win rate of the games finished in it."""
+    head = f"[{row['iteration']}] {row['steps']:,} steps, {row['steps_per_second']:,.0f} steps/s, "
+    if not row["episodes"]:
+        return head + "no game finished in this iteration yet"
     vs = ", ".join(f"{k} {v:.3f}" for k, v in sorted(row["win_rate_vs"].items()))
-    return (f"[{row['iteration']}] {row['steps']:,} steps, {row['steps_per_second']:,.0f} steps/s, "
-            f"win rate {rate} over {row['episodes']} episodes" + (f" ({vs})" if vs else ""))
+    return head + f"win rate {row['win_rate']:.3f} over {row['episodes']} games" + (f" ({vs})" if vs else "")
 
 
-def final_arena(model: str, args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+def final_arena(model: str, args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     """The saved policy against each ``--eval-against`` agent on ``--final-deals`` duplicate deals
     (the SB3 engine's final evaluation: the same seed and table)."""
-    from deckgym.evaluation.arena import evaluate
-
-    spec, results = f"rllib:{model}", {}
-    arena_rules = {k: v for k, v in plan.rules_kwargs.items() if k != "num_players"}
-    for opp in plan.eval_against:
-        rep = evaluate(args.game, [spec, opp], deals=args.final_deals, seed=12345, players=plan.rules.num_players,
-                       rules_kwargs=arena_rules, matches=args.episode == "match")
-        a = next(x for x in rep.agents if x.name == spec)
-        results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
-                        "mean_points": a.mean_points, "deals": args.final_deals,
-                        "unit": "matches" if args.episode == "match" else "rounds"}
-        if not args.quiet:
-            print(f"final arena vs {opp}: win rate {a.win_rate:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}] "
-                  f"over {a.games} {results[opp]['unit']}", flush=True)
-    return results
+    return arena_results(args.game, f"ppo:{model}", plan.eval_against, args.final_deals, plan.rules.num_players,
+                         plan.rules_kwargs, args.episode == "match")
 
 
 def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
-    """Merge ``extra`` into the model's ``deckgym_meta.json`` (written whole, then renamed)."""
-    from deckgym.agents.rllib_agent import META_NAME, read_metadata
+    """Merge ``extra`` into the policy file's metadata (the file rewritten whole, then renamed)."""
+    from deckgym.agents.ppo import read_metadata, update_metadata
 
-    path = os.path.join(model, META_NAME)
-    with open(path + ".tmp", "w") as f:
-        json.dump({**read_metadata(model), **extra}, f, indent=2, default=str)
-    os.replace(path + ".tmp", path)
+    update_metadata(model, {**read_metadata(model), **extra})
 
 
-def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    if args is None:
-        args = build_parser(engine="rllib").parse_args(argv)
+def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[str, Any]:
+    args = TrainArgs.from_namespace(args if args is not None else build_parser(engine="rllib").parse_args(argv))
     plan = validate_rllib(args)  # before Ray starts or anything is written
     t_run = time.perf_counter()
 
@@ -295,33 +268,33 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     from deckgym.training.rllib_env import RLlibVectorEnv
 
     game = args.game
-    pool = pool_or_self_play(args.opponents)
+    pool = plan.pool  # empty: self-play (--opponents self)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
-                  "opponents": pool, "features": not args.no_features, "features_version": args.features_version}
+                  "shaping": args.shaping, "opponents": pool, "features": not args.no_features,
+                  "features_version": args.features_version}
     probe = RLlibVectorEnv(**{**env_config, "opponents": pool or [("random", 1.0)]})  # the spaces and the core
 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
     os.makedirs(run_dir, exist_ok=True)
-    threshold = league_threshold(args, probe.num_players)
-    sb3_only = ("n_steps", "shaping", "eval_every", "eval_deals", "init", "threads", "out")
-    config = {k: v for k, v in vars(args).items() if k not in ("func", *sb3_only)}
+    threshold = plan.league_threshold
+    sb3_only = ("n_steps", "eval_every", "eval_deals", "init", "threads", "out")
+    config = {k: v for k, v in args.to_dict().items() if k not in sb3_only}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
                   eval_against=plan.eval_against, command=command_line(args))
     meta = model_metadata_rllib(probe.core, game, features=not args.no_features,
                                 features_version=probe.features_version, train_config=config)
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(config, f, indent=2, default=str)
+    write_json(os.path.join(run_dir, "config.json"), config, default=str)
 
     # -- the algorithm, the optional warm start, the training loop ----------------------------
     # Ctrl-C (SIGINT) from here on stops the run: the policy and the summary are saved.
     spec = module_spec(args, probe.single_observation_space, probe.single_action_space)
     env_config.update(module_spec=spec, meta=meta)  # self-play and the league build their snapshots from them
     algo = build_config(args, env_config).build_algo()
-    league = League(args, threshold)
+    league = League(args, threshold, pool)
     steps = it = 0
-    ckpt, model, interrupted, final = None, None, False, None
+    model, interrupted, final = None, False, None
     t_start = time.perf_counter()
     try:
         on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the learner's weights on every seat
@@ -330,8 +303,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
             bc = behaviour_clone(algo, spec, args, plan, probe.features_version)
             bc["minutes"] = (time.perf_counter() - t_bc) / 60
             config["bc_result"] = meta["train_config"]["bc_result"] = bc
-            with open(os.path.join(run_dir, "config.json"), "w") as f:
-                json.dump(config, f, indent=2, default=str)
+            write_json(os.path.join(run_dir, "config.json"), config, default=str)
             print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
         with open(os.path.join(run_dir, "progress.jsonl"), "w") as log:
             while steps < args.total_steps:
@@ -347,7 +319,7 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
                     print(console_line(row), flush=True)
                 out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
                 if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
-                    ckpt, model = save_model(algo, spec, run_dir, {
+                    model = save_model(algo, spec, run_dir, {
                         **meta, "steps": steps, "iterations": it,
                         "training_minutes": (time.perf_counter() - t_start) / 60})
                 if out_of_time:
@@ -359,24 +331,29 @@ def main(argv: list[str] | None = None, args: argparse.Namespace | None = None) 
     try:
         with no_interrupts():  # a second Ctrl-C must not leave a half-written run behind
             if interrupted:
-                # the policy only: the env runners may be gone with the same Ctrl-C, and
-                # checkpoint/ keeps the last periodic save
+                # the policy only: the env runners may be gone with the same Ctrl-C
                 print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
-                _, model = save_model(algo, spec, run_dir, {
+                model = save_model(algo, spec, run_dir, {
                     **meta, "steps": steps, "iterations": it, "interrupted": True,
-                    "training_minutes": (time.perf_counter() - t_start) / 60}, checkpoint=False)
+                    "training_minutes": (time.perf_counter() - t_start) / 60})
             elif final is not None:
                 add_to_metadata(model, {"arena": final, "arena_deals": args.final_deals})
-            summary = {"run": run_name, "run_dir": run_dir, "checkpoint": ckpt, "model": model,
-                       "agent": f"rllib:{model}", "steps": steps, "iterations": it,
+            summary = {"run": run_name, "run_dir": run_dir, "model": model,
+                       "agent": f"ppo:{model}", "steps": steps, "iterations": it,
                        "minutes": (time.perf_counter() - t_start) / 60,
                        "steps_per_second": steps / max(time.perf_counter() - t_start, 1e-9),
                        "snapshots": league.joined, "arena": final, "interrupted": interrupted}
-            with open(os.path.join(run_dir, "summary.json"), "w") as f:
-                json.dump(summary, f, indent=2)
+            write_json(os.path.join(run_dir, "summary.json"), summary)
     finally:
         algo.stop()
-    print(json.dumps(summary, indent=2))
+    minutes = summary["minutes"]
+    head = ("Interrupted" if interrupted else "Done") + (f": {steps:,} steps in {it} iterations, {duration(60 * minutes)} "
+                                                         f"({summary['steps_per_second']:,.0f} steps/s)")
+    commands = next_commands(game, f"ppo:{model}", run_dir, game_flags(game, plan.rules.num_players, args.rule),
+                             plan.eval_against[0], matches=args.episode == "match", curves=False, tensorboard=False)
+    commands.append((f"tail {os.path.join(run_dir, 'progress.jsonl')}", "per-iteration log"))
+    print("\n".join(closing_lines(head, str(model), final, run_dir, commands,
+                                   holds="summary.json, config.json, progress.jsonl, model.safetensors")), flush=True)
     return summary
 
 

@@ -80,7 +80,7 @@ class CoreVecEnv(VecEnv):
             game, num_envs=num_envs, num_players=players if rules is None else None, opponents=opponents,
             opponent_weights=opponent_weights, episode=episode, reward=reward, shaping=shaping, features=features,
             features_version=features_version, autoreset_mode=AutoresetMode.SAME_STEP, rules=rules, seed=seed,
-            history=history, **rule_fields,
+            history=history, illegal_action="raise", **rule_fields,  # a masked learner's illegal action is a bug
         )
         self.render_mode = None
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)

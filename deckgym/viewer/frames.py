@@ -4,12 +4,12 @@ A frame holds the god view (every card, from the recorded ``state``) and one sea
 seat, each built from that seat's own observation only: the state is re-created bit for bit
 from the recorded ``raw`` bytes and observed with ``core.observe(state, seat)``, so a seat
 view cannot show a card the seat could not see. The tables themselves are drawn by each
-game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_view``).
+game's ``table_view`` module (``racko_env.table_view``, ``leastscore_env.table_view``), which also
+puts each decision in words (``phase_text``): the page shows no name meant for code.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
@@ -19,7 +19,7 @@ from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return importlib.import_module(game_entry(game).module + ".table_view")
+    return game_entry(game).spec.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
@@ -32,6 +32,7 @@ def final_table(tv: Any, state: dict[str, Any], labels: list[str]) -> dict[str, 
     table = jsonable(tv.god_table(state, labels))
     for seat in table["seats"]:
         seat["to_move"] = False
+    table["info"] = "the end: every card is shown"
     return table
 
 
@@ -59,6 +60,7 @@ def frames(replay: Replay) -> dict[str, Any]:
             policy = [{"move": m, "p": p, "chosen": a == d["action"]}
                       for a, m, p in zip(d["legal"], legal_moves, d["probs"])]
         out.append({"index": d.get("index", len(out)), "seat": d["seat"], "phase": d["phase"],
+                    "phase_text": tv.phase_text(d["phase"]),
                     "move": d.get("move", d["action_name"]), "action_name": d["action_name"],
                     "legal_moves": legal_moves, "policy": policy,
                     "round_end": {k: r[k] for k in ("round_points", "total_points", "reason")}
@@ -68,7 +70,8 @@ def frames(replay: Replay) -> dict[str, Any]:
     end = replay.end
     if end is not None:
         final = final_table(tv, end["state"], labels)  # the end shows every hand: each seat's view is the god view
-        out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "move": None, "action_name": None,
+        out.append({"index": len(replay.decisions), "seat": None, "phase": "end", "phase_text": "the end",
+                    "move": None, "action_name": None,
                     "legal_moves": [], "policy": None, "god": final, "seats": [final] * core.num_players})
     return {"header": {k: v for k, v in replay.header.items() if k != "action_names"}, "labels": labels,
             "frames": out, "end": {k: v for k, v in (end or {}).items() if k not in ("state", "raw")} or None,
@@ -76,7 +79,10 @@ def frames(replay: Replay) -> dict[str, Any]:
 
 
 class ReplayLibrary:
-    """The replays of a folder (``*.jsonl``, sorted by name) or one file, read when first asked for."""
+    """The replays of a folder (``*.jsonl``, sorted by name) or one file, read when first asked for.
+
+    A file that cannot be read, or drawn, is listed with its one-line reason (naming the file)
+    and the others are served: one bad replay never stops the viewer."""
 
     def __init__(self, path: str) -> None:
         if os.path.isdir(path):
@@ -94,14 +100,23 @@ class ReplayLibrary:
             try:
                 summary = load(f).summary()
                 self.items.append({"id": i, "file": os.path.basename(f), **summary})
-            except ReplayError as exc:  # listed with its problem: one bad file must not hide the others
-                self.items.append({"id": i, "file": os.path.basename(f), "error": str(exc)})
+            except Exception as exc:  # listed with its problem: one bad file must not hide the others
+                self.items.append({"id": i, "file": os.path.basename(f), "error": _reason(f, exc)})
 
     def page(self, i: int) -> dict[str, Any]:
-        """The frames of replay ``i`` (ValueError if there is no such replay or it cannot be read)."""
+        """The frames of replay ``i`` (ValueError if there is no such replay or it cannot be read or drawn)."""
         if not 0 <= i < len(self.files):
             raise ValueError(f"no replay {i} (there are {len(self.files)})")
         if i not in self._cache:
-            self._cache[i] = frames(load(self.files[i]))
+            try:
+                self._cache[i] = frames(load(self.files[i]))
+            except Exception as exc:  # a well-formed file whose content the game cannot draw: named, not a crash
+                raise ReplayError(_reason(self.files[i], exc)) from None
         return self._cache[i]
 
+
+def _reason(path: str, exc: Exception) -> str:
+    """One line naming the file: a ReplayError's own message, else the exception's."""
+    if isinstance(exc, ReplayError):
+        return " ".join(str(exc).split())
+    return " ".join(f"replay {path}: cannot be drawn ({type(exc).__name__}: {exc})".split())[:500]

@@ -59,7 +59,8 @@ from typing import Any
 import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, VALUE
-from leastscore_env.core import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR, legal_discard_table
+from leastscore_env.legality import legal_discard_table
+from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
 from tests.oracles.leastscore_dp import dp_plan
 from tests.oracles.leastscore_plan import expect_plan, rules_kwargs
 

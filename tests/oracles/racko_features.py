@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from racko_env.core import LONGEST_RUN, PREFIX_LEN, rack_codes
+from racko_env.tables import LONGEST_RUN, PREFIX_LEN, rack_codes
 from tests.oracles.racko_plan import (
     DEFAULT_SEQUENCE_PARAMS,
     best_placement,

@@ -11,9 +11,19 @@ function el(tag, cls, text) {
 
 function cardEl(c) {
   if (c.hidden) return el("span", "card hidden");
-  const e = el("span", "card" + (c.red ? " red" : "") + (c.known ? " known" : ""), c.t);
+  const e = el("span", "card" + (c.red ? " red" : "") + (c.known ? " known" : "") + (c.run ? " run" : ""), c.t);
   e.dataset.card = c.t;
   return e;
+}
+
+// A rack slot: its number above the card, and a bar under it when the card is in the scoring order.
+function slotEl(c) {
+  const box = el("span", "slot" + (c.ord ? " ord" : ""));
+  box.dataset.slot = c.slot;
+  box.appendChild(el("span", "slot-no", c.slot));
+  box.appendChild(cardEl(c));
+  box.appendChild(el("span", "bar-mark"));
+  return box;
 }
 
 function cardsEl(cards, maxHidden) {
@@ -24,7 +34,7 @@ function cardsEl(cards, maxHidden) {
     row.appendChild(el("span", "count", "\u00d7 " + hidden));
     return row;
   }
-  cards.forEach(c => row.appendChild(cardEl(c)));
+  cards.forEach(c => row.appendChild(c.slot ? slotEl(c) : cardEl(c)));
   return row;
 }
 
@@ -53,18 +63,35 @@ function drawTable(root, table) {
     const box = el("div", "pile");
     box.dataset.pile = p.name;
     box.dataset.count = p.count;
-    box.appendChild(el("div", "label", p.name + " (" + p.count + ")"));
+    const label = el("div", "label", p.name + " (" + p.count + ")");
+    if (p.note) label.appendChild(el("span", "note", p.note));
+    box.appendChild(label);
     box.appendChild(cardsEl(p.cards, 0));
     piles.appendChild(box);
   });
   root.appendChild(piles);
   if (table.info) root.appendChild(el("div", "info", table.info));
+  if (table.legend) {  // what the marks on the cards mean, in the game's words
+    const legend = el("div", "legend");
+    table.legend.forEach(m => {
+      let sample;
+      if (m.mark === "ord") {
+        sample = el("span", "slot ord");
+        sample.appendChild(el("span", "bar-mark"));
+      } else {
+        sample = el("span", "card " + m.mark + (m.red ? " red" : ""), m.example);
+      }
+      legend.appendChild(sample);
+      legend.appendChild(el("span", null, m.text));
+    });
+    root.appendChild(legend);
+  }
 }
 
 function pointsTable(labels, end) {
   const t = el("table", "points");
   const head = el("tr");
-  ["seat", "round points", "total"].forEach(h => head.appendChild(el("th", null, h)));
+  ["seat", "round points", "score"].forEach(h => head.appendChild(el("th", null, h)));
   t.appendChild(head);
   labels.forEach((lab, s) => {
     const tr = el("tr");

@@ -5,28 +5,28 @@
 
 const V = {list: [], data: null, id: null, k: 0, view: "god", timer: null};
 
-async function getJSON(url) {
-  const r = await fetch(url);
-  const body = await r.json();
-  if (!r.ok) throw new Error(body.error || r.statusText);
-  return body;
-}
-
 function showError(msg) { document.getElementById("error").textContent = msg || ""; }
 
+// One line per game in the list (the whole description is the entry's tooltip).
 function describe(item) {
-  if (item.error) return item.file + ": " + item.error;
-  const win = (item.winners || []).map(s => "player_" + s).join(", ") || "-";
-  return item.file + " \u2014 " + item.game + ", " + item.seats.join(" vs ") + " \u2014 " + item.decisions +
-    " moves \u2014 won by " + win + " (" + (item.reason || "unfinished") + ")";
+  if (item.error) return [item.file + ": " + item.error, item.file + ": " + item.error];
+  const win = (item.winners || []).map(s => "p" + s).join(" ") || "-";
+  const short = item.file.replace(/\.jsonl$/, "") + " \u00b7 " + item.decisions + " moves \u00b7 won by " + win +
+    " \u00b7 " + item.seats.join(" / ");
+  const long = item.file + ": " + item.game + ", " + item.seats.map((s, i) => "player_" + i + " " + s).join(", ") +
+    "; " + item.decisions + " moves; won by " + ((item.winners || []).map(s => "player_" + s).join(", ") || "nobody") +
+    " (" + (item.reason || "unfinished") + ")";
+  return [short, long];
 }
 
 async function loadList() {
-  V.list = await getJSON("/api/replays");
+  V.list = await api("/api/replays");
   const nav = document.getElementById("games");
   nav.innerHTML = "";
   V.list.forEach(item => {
-    const b = el("button", item.error ? "err" : "", describe(item));
+    const [short, long] = describe(item);
+    const b = el("button", item.error ? "err" : "", short);
+    b.title = long;
     b.dataset.id = item.id;
     b.onclick = () => openReplay(item.id, 0, V.view);
     nav.appendChild(b);
@@ -36,7 +36,7 @@ async function loadList() {
 async function openReplay(id, k, view) {
   stop();
   try {
-    V.data = await getJSON("/api/replays/" + id);
+    V.data = await api("/api/replays/" + id);
   } catch (e) { showError(e.message); return; }
   showError("");
   V.id = id;
@@ -73,11 +73,11 @@ function go(k) {
   mv.innerHTML = "";
   if (f.phase !== "end") {
     mv.appendChild(el("b", null, V.data.labels[f.seat]));
-    mv.appendChild(document.createTextNode(" to move (" + f.phase + "): "));
+    mv.appendChild(document.createTextNode(" " + f.phase_text + ": "));
     const name = el("span", "move-name", f.move);
     name.id = "move-name";
+    name.dataset.action = f.action_name;  // the code's name, for tools; not shown
     mv.appendChild(name);
-    mv.appendChild(el("span", "note", "   [" + f.action_name + "]"));
   }
   const pol = document.getElementById("policy");
   pol.innerHTML = "";
@@ -106,7 +106,11 @@ function go(k) {
       (REASONS[e.reason] || e.reason) + ". Winner: " + e.winners.map(s => V.data.labels[s]).join(", ") + "."));
     res.appendChild(pointsTable(V.data.labels, e));
   }
-  history.replaceState(null, "", "?replay=" + V.id + "&k=" + V.k + "&view=" + V.view);
+  const q = new URLSearchParams(location.search);  // other parameters of the address are kept
+  q.set("replay", V.id);
+  q.set("k", V.k);
+  q.set("view", V.view);
+  history.replaceState(null, "", "?" + q.toString());
 }
 
 function stop() {

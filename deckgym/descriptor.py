@@ -1,0 +1,69 @@
+"""A game's descriptor: every fact about one game that the shared code needs, in one object.
+
+Each game package holds ``GAME = GameSpec(...)`` in its own ``descriptor`` module, and the
+registration list (:mod:`deckgym.registration`) names the package once. Nothing shared
+(``deckgym``, ``deckgym.evaluation``, ``deckgym.training``, the agent registry) knows a game
+by its name: it asks the game's descriptor for its rules and core, its default opponents,
+its evaluation ladder, its demo table, its terminal text, its renderer, its table view and
+why a round ended. A new game is a new package with a descriptor, and one registration line.
+
+The terminal text class (``text``) is what ``deckgym play``, the browser play page and the
+replays use to name moves; it is built as ``text(core)`` and offers:
+
+- ``title``; ``intro() -> lines``; ``view(v, labels, me, match) -> lines`` (the table from
+  seat ``me``'s decoded observation ``v``); ``own_lines(v) -> lines`` (the player's own cards);
+  ``mid_turn(v) -> lines`` (shown between two decisions of one turn); ``own_step(action, before,
+  after) -> line | None`` (what the player learnt from their own move, e.g. the card drawn);
+  ``prompt(v) -> str`` (what to do now, for the browser page);
+- ``moves(v, mask) -> [Move]``; ``parse(text, moves, v) -> Move | str | None`` (game-specific
+  typed moves); ``hint(v) -> str``;
+- ``opponent_step(who, action, before, after, partial, result) -> (line, partial)``;
+- ``round_result(result, labels, me, last_seat, last_action) -> lines`` (``last_*``: the move
+  that ended the round, e.g. a declaration); ``reveal(table, labels, me, in_round) -> lines``;
+  ``after_round(result, labels, me) -> lines`` (a match's news, e.g. eliminations).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game, as the shared code sees it (see the module docstring)."""
+
+    name: str  # the short name of the CLI and of agent specs ("racko")
+    title: str  # how people call it ("Rack-O")
+    rules: type  # the rules dataclass; ``rules()`` is the default table
+    core: type  # the batched core: ``core(rules, episode=, reward=, obs=)``
+    env: Callable[..., Any]  # the PettingZoo AEC env factory (``<game>_env.env``)
+    render: ModuleType  # ``ansi(core, state, b) -> str``, ``rgb_array(core, state, b) -> array``
+    table_view: ModuleType  # ``god_table(state_dict, labels)``, ``seat_table(view, seat, labels)``, ``phase_text(phase)``
+    text: type  # the terminal text class (see the module docstring)
+    end_reason: Callable[[Any, Any, int, int], str]  # (core, step result, row, last action) -> why the round ended
+    agents: Mapping[str, str] = field(default_factory=dict)  # short name -> "module:Class" ("bucket" is "racko:bucket")
+    default_opponents: tuple[str, ...] = ("random",)  # the Gymnasium views' pool when none is given
+    train_opponents: str = "random"  # ``deckgym train``'s default pool, ``SPEC=WEIGHT,...``
+    eval_against: tuple[str, ...] = ("random",)  # ``deckgym train``'s evaluation ladder
+    demo_players: int | None = None  # the table size ``make demo`` shows the game at (None: not shown)
+    decisions_per_seat: float = 20.0  # a seat's decisions in a game, about: the arena's progress before a game ends
+    features: str | None = None  # module of the learners' derived features, imported on first use
+    invariants: str | None = None  # module of the soak run's checks (``cards_ok``, ``hidden_shuffle``, ``moves``)
+
+    def agent_targets(self) -> dict[str, str]:
+        """The game's agents as full specs: ``{"racko:bucket": "module:Class", ...}``."""
+        return {f"{self.name}:{short}": target for short, target in self.agents.items()}
+
+    def features_module(self) -> ModuleType:
+        """The derived features of learners (``FEATURES_VERSION``, ``feature_bounds``, ``shaping_potential``, ...)."""
+        if self.features is None:
+            raise ValueError(f"game {self.name!r} has no derived features (features=True needs them)")
+        return importlib.import_module(self.features)
+
+    def invariants_module(self) -> ModuleType:
+        if self.invariants is None:
+            raise ValueError(f"game {self.name!r} has no soak checks")
+        return importlib.import_module(self.invariants)
