@@ -8,7 +8,8 @@ one seat, an opponent pool of deckgym heuristics played inside the env, the deri
 appended to the observation), the two networks (a policy MLP read through TorchRL's
 ``MaskedCategorical`` over the ``action_mask``, a value MLP), TorchRL's ``Collector``, ``GAE`` and
 ``ClipPPOLoss``, and the loop. Every ``eval_every_frames`` the policy is saved in the safe policy
-format (:mod:`deckgym.agents.torchrl_policy`) and played in deckgym's arena against ``eval_against``;
+format (:mod:`deckgym.agents.policy_file`, the spec ``ppo:PATH.safetensors``) and played in deckgym's
+arena against ``eval_against``;
 the best checkpoint is kept. Snapshots of the learner join the pool as it improves (a small
 self-play league). Both schedules count learner decisions, so a seed gives the same run, bit for
 bit, up to where it stops. The run ends after ``max_minutes`` (or ``total_frames``) with a final arena
@@ -36,8 +37,10 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator
 from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value import GAE
 
+from collections import OrderedDict  # noqa: E402
+
+from deckgym.agents.policy_file import PolicyAgent, policy_meta, save_policy  # noqa: E402
 from deckgym.evaluation.arena import evaluate  # noqa: E402
-from deckgym.agents.torchrl_policy import PolicyFileAgent, mlp, policy_metadata, register_policy, save_policy
 
 
 @dataclass
@@ -81,6 +84,23 @@ class Config:
     run_name: str = ""
 
 
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> torch.nn.Sequential:
+    """An MLP whose ``state_dict`` names are the policy file's: ``{i}.weight``/``{i}.bias`` per hidden layer, ``out.*``."""
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+    layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
+    for i, h in enumerate(hidden):
+        layers[str(i)] = torch.nn.Linear(n_in if i == 0 else hidden[i - 1], h)
+        layers[f"act{i}"] = act()
+    layers["out"] = torch.nn.Linear(hidden[-1] if hidden else n_in, n_out)
+    return torch.nn.Sequential(layers)
+
+
+def policy_tensors(pi: torch.nn.Module, vf: torch.nn.Module | None = None) -> dict[str, torch.Tensor]:
+    """The networks' weights under the policy file's names (``pi.0.weight``, ..., ``vf.out.bias``)."""
+    nets = {"pi": pi, **({"vf": vf} if vf is not None else {})}
+    return {f"{head}.{k}": v.detach().clone() for head, net in nets.items() for k, v in net.state_dict().items()}
+
+
 def make_env(cfg: Config) -> DeckGymTorchEnv:
     return DeckGymTorchEnv(cfg.num_envs, game=cfg.game, num_players=cfg.num_players, opponents=list(cfg.opponents),
                            opponent_weights=list(cfg.opponent_weights), features=cfg.features, shaping=cfg.shaping,
@@ -89,7 +109,7 @@ def make_env(cfg: Config) -> DeckGymTorchEnv:
 
 def arena_win_rate(path: str, cfg: Config, deals: int, seed: int = 0) -> dict[str, Any]:
     """The policy file against ``cfg.eval_against`` in deckgym's arena (duplicate deals)."""
-    spec = register_policy(path, name=os.path.splitext(os.path.basename(path))[0])
+    spec = f"ppo:{path}"
     report = evaluate(cfg.game, [spec, cfg.eval_against], deals, seed=seed, players=cfg.num_players)
     me = next(a for a in report.agents if a.name == spec)
     return {"against": cfg.eval_against, "deals": deals, "win_rate": me.win_rate, "ci_low": me.ci_low,
@@ -125,7 +145,8 @@ def train(cfg: Config) -> dict[str, Any]:
         distribution_class=MaskedCategorical, return_log_prob=True)
     critic = ValueOperator(vf_net, in_keys=["observation"])
     arch = {"type": "mlp", "pi": list(cfg.pi), "vf": list(cfg.vf), "activation": cfg.activation}
-    meta = policy_metadata(env, arch, dataclasses.asdict(cfg))
+    meta = policy_meta(env.core, cfg.game, "torchrl", arch, features=env.features_version, obs=env.obs_kind,
+                       config=dataclasses.asdict(cfg))
 
     # -- TorchRL's collector, advantage and loss --------------------------------------------
     frames_per_batch = cfg.num_envs * cfg.n_steps
@@ -137,7 +158,7 @@ def train(cfg: Config) -> dict[str, Any]:
     optim = torch.optim.Adam(loss_fn.parameters(), lr=cfg.lr)
 
     def save(name: str, **extra: Any) -> str:
-        return save_policy(os.path.join(run, name), pi_net, vf_net, {**meta, **extra})
+        return save_policy(os.path.join(run, name), policy_tensors(pi_net, vf_net), {**meta, **extra})
 
     frames, best, snapshots = 0, -1.0, 0
     next_eval, next_snap = cfg.eval_every_frames, cfg.snapshot_every_frames
@@ -179,8 +200,8 @@ def train(cfg: Config) -> dict[str, Any]:
         # -- a snapshot joins the pool ------------------------------------------------------
         if cfg.snapshot_every_frames > 0 and frames >= next_snap:
             next_snap += cfg.snapshot_every_frames
-            tensors = {f"pi.{k}": v.detach().clone() for k, v in pi_net.state_dict().items()}
-            agent = PolicyFileAgent(env.core, meta=meta, tensors=tensors, deterministic=False, seed=cfg.seed + snapshots)
+            agent = PolicyAgent(env.core, tensors=policy_tensors(pi_net), meta=meta, deterministic=False,
+                                seed=cfg.seed + snapshots)
             env.add_opponent(agent, weight=0.0, name=f"snapshot{snapshots}")
             snapshots += 1
             base = np.asarray(cfg.opponent_weights, float) / sum(cfg.opponent_weights) * (1 - cfg.snapshot_weight)
