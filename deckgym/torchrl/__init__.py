@@ -5,8 +5,8 @@
     td = env.rollout(100, break_when_any_done=False)     # a masked random policy by default
 
 Each is a TorchRL ``EnvBase`` with ``batch_size=[B]`` over ``B`` games of one core state
-(:mod:`deckgym.torchrl.env`); :mod:`deckgym.agents.torchrl_policy` saves and plays a trained policy
-in the safe policy format (one ``.safetensors`` file). Needs the ``torchrl`` extra.
+(:mod:`deckgym.torchrl.env`); ``deckgym.training.torchrl_ppo`` trains PPO on it and saves the policy
+in the safe policy format (:mod:`deckgym.agents.policy_file`). Needs the ``torchrl`` extra.
 """
 
 from __future__ import annotations
