@@ -4,7 +4,7 @@ The ground (``deckgym.core``, ``rng``, ``rules``, ``checks``, ``kernels``, ``des
 ``terminal``: the core contract and what every game builds on) imports nothing of the
 repository above it -> games (``racko_env``, ``leastscore_env``) and the shared adapter
 (``deckgym``: the AEC adapter, play-out loop, replays, registration) -> ``agents`` -> the front
-ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, the viewer) ->
+ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, ``deckgym.torchrl``, the viewer) ->
 ``evaluation`` -> ``training`` -> the CLI. A layer imports only the layers before it: games never
 import ``agents``, the front ends, ``evaluation`` or ``training``; the adapter never imports
 ``agents`` or a front end; the front ends never import ``evaluation`` or ``training``; ``agents``
@@ -37,7 +37,7 @@ ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
           "deckgym.terminal")
 #: the parts of deckgym that build agents from specs (and the CLI's and viewer's servers)
-FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer")
+FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer", "deckgym.torchrl")
 
 
 def _within(mod: str, roots: tuple[str, ...]) -> bool:

@@ -180,6 +180,11 @@ def test_illegal_actions_and_unreset_games_are_refused():
     bad["action"] = (~td["action_mask"]).float().argmax(-1)
     with pytest.raises(ValueError, match="illegal learner action"):
         learner.step(bad)
+    lenient = RackOEnv(3, opponents=["random"], seed=0, illegal_action="terminate")  # the vector view's choice
+    out = lenient.step(bad.clone())["next"]
+    assert out["done"].all() and (out["reward"] == -1).all()
+    with pytest.raises(ValueError, match="illegal_action must be 'raise'"):
+        RackOEnv(3, self_play=True, illegal_action="terminate")
     # a game that ended must be reset (TorchRL's partial reset) before it is stepped again
     env = LeastScoreEnv(4, self_play=True, num_players=2, seed=0)
     td = env.reset()

@@ -74,8 +74,11 @@ class DeckGymTorchEnv(EnvBase):
         obs: ``"default"`` or ``"infostate"`` (not with ``features``).
         seed: the seed of the first reset (default: the one given to ``set_seed``, else fresh entropy).
         device: where the tensors live (default CPU).
-        check_actions: refuse an illegal action with a ``ValueError`` naming the game (self-play;
-            the single-learner mode always checks).
+        check_actions: self-play: refuse an illegal action with a ``ValueError`` naming the game
+            (``False``: unchecked, for policies that sample from the mask).
+        illegal_action: single learner: ``"raise"`` (default: a policy that samples from the mask
+            never plays one, so one is a bug) or ``"terminate"`` (the vector view's: the episode
+            ends with reward -1, :mod:`deckgym.illegal`).
     """
 
     batch_locked = True
@@ -101,6 +104,7 @@ class DeckGymTorchEnv(EnvBase):
         seed: int | None = None,
         device: Any = "cpu",
         check_actions: bool = True,
+        illegal_action: str = "raise",
         **rule_kwargs: Any,
     ) -> None:
         entry = game_entry(game or self.game)
@@ -119,6 +123,9 @@ class DeckGymTorchEnv(EnvBase):
                      if v is not None] + (["shaping"] if shaping else [])
             if given:
                 raise ValueError(f"self_play=True: every seat is the policy's, so {', '.join(given)} cannot be given")
+            if illegal_action != "raise":
+                raise ValueError(f"self_play=True refuses illegal actions (check_actions); illegal_action must be "
+                                 f"'raise', got {illegal_action!r}")
         if rules is None:
             if num_players is not None:
                 rule_kwargs["num_players"] = num_players
@@ -142,7 +149,8 @@ class DeckGymTorchEnv(EnvBase):
             # the vector view holds the pool, seats, features and shaping; its checks run here
             self.venv = DeckGymVectorEnv(entry.name, num_envs=B, opponents=opponents, opponent_weights=opponent_weights,
                                          seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
-                                         features_version=features_version, rules=rules, seed=seed, obs=obs)
+                                         features_version=features_version, rules=rules, seed=seed, obs=obs,
+                                         illegal_action=illegal_action)
             self.core = self.venv.core
             self.features_version = self.venv.features_version
         self.rules = rules
