@@ -181,6 +181,7 @@ def test_illegal_actions_and_unreset_games_are_refused():
     with pytest.raises(ValueError, match="illegal learner action"):
         learner.step(bad)
     lenient = RackOEnv(3, opponents=["random"], seed=0, illegal_action="terminate")  # the vector view's choice
+    lenient.reset()
     out = lenient.step(bad.clone())["next"]
     assert out["done"].all() and (out["reward"] == -1).all()
     with pytest.raises(ValueError, match="illegal_action must be 'raise'"):
