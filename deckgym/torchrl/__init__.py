@@ -15,7 +15,9 @@ try:
     import tensordict  # noqa: F401
     import torchrl  # noqa: F401
 except ImportError as exc:  # one line naming the extra, before anything else is imported
-    raise ImportError(f"deckgym.torchrl needs TorchRL ({exc.name} is missing): pip install 'deckgym[torchrl]'") from None
+    # a ModuleNotFoundError naming the missing module, as an absent optional extra reads everywhere
+    raise ModuleNotFoundError(f"deckgym.torchrl needs TorchRL ({exc.name} is missing): pip install 'deckgym[torchrl]'",
+                              name=exc.name) from None
 
 from deckgym.torchrl.env import DeckGymTorchEnv, LeastScoreEnv, RackOEnv
 
