@@ -4,7 +4,7 @@ The ground (``deckgym.core``, ``rng``, ``rules``, ``checks``, ``kernels``, ``des
 ``terminal``: the core contract and what every game builds on) imports nothing of the
 repository above it -> games (``racko_env``, ``leastscore_env``) and the shared adapter
 (``deckgym``: the AEC adapter, play-out loop, replays, registration) -> ``agents`` -> the front
-ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, the viewer) ->
+ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, ``deckgym.torchrl``, the viewer) ->
 ``evaluation`` -> ``training`` -> the CLI. A layer imports only the layers before it: games never
 import ``agents``, the front ends, ``evaluation`` or ``training``; the adapter never imports
 ``agents`` or a front end; the front ends never import ``evaluation`` or ``training``; ``agents``
@@ -40,7 +40,7 @@ GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "dec
 #: belief samplers: a front end too (never evaluation or training)
 OPENSPIEL_ADAPTER = "deckgym.openspiel"
 #: the parts of deckgym that build agents from specs (and the CLI's and viewer's servers)
-FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer", OPENSPIEL_ADAPTER)
+FRONT_ENDS = ("deckgym.vector_env", "deckgym.gym_env", "deckgym.viewer", OPENSPIEL_ADAPTER, "deckgym.torchrl")
 
 
 def _within(mod: str, roots: tuple[str, ...]) -> bool:

@@ -20,10 +20,10 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-NOTEBOOKS = ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "04_openspiel.ipynb"]
+NOTEBOOKS = ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_torchrl_ppo.ipynb", "04_openspiel.ipynb"]
 # committed with the outputs of a full-mode run (its learning curve rises only in full mode);
 # written by `python -m tests.test_notebooks --full 02_train_and_evaluate.ipynb`
-FULL_MODE = {"02_train_and_evaluate.ipynb", "04_openspiel.ipynb"}
+FULL_MODE = {"02_train_and_evaluate.ipynb", "03_torchrl_ppo.ipynb", "04_openspiel.ipynb"}
 MAX_BYTES = 400_000  # a notebook with its outputs stays small enough to read on the repository's page
 _PATHS = re.compile(r"(/tmp|/var/folders|/private/var|/home|/root|/work)/[^\s'\"),]*")
 
@@ -54,7 +54,10 @@ def check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "fast mode" in text or (name in FULL_MODE and "full mode" in text)
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    if name.startswith("01"):
+    if name.startswith("03"):
+        assert "best checkpoint vs racko:ranges: win rate" in text and "deckgym-policy" in text and "win rate" in text
+        assert len(images) >= 1  # the learning curve
+    elif name.startswith("01"):
         assert "Rack-O:" in text and "Least Score:" in text and "obs_size" in text and "random play vs" in text
         assert "re-simulated bit for bit" in text
         assert len(images) >= 1  # the rendered pictures

@@ -1,0 +1,24 @@
+"""TorchRL environments over the batched cores: ``RackOEnv`` and ``LeastScoreEnv``.
+
+    from deckgym.torchrl import RackOEnv
+    env = RackOEnv(num_envs=1024, num_players=2, opponents=["racko:ranges"], features=True, seed=0)
+    td = env.rollout(100, break_when_any_done=False)     # a masked random policy by default
+
+Each is a TorchRL ``EnvBase`` with ``batch_size=[B]`` over ``B`` games of one core state
+(:mod:`deckgym.torchrl.env`); ``deckgym.training.torchrl_ppo`` trains PPO on it and saves the policy
+in the safe policy format (:mod:`deckgym.agents.policy_file`). Needs the ``torchrl`` extra.
+"""
+
+from __future__ import annotations
+
+try:
+    import tensordict  # noqa: F401
+    import torchrl  # noqa: F401
+except ImportError as exc:  # one line naming the extra, before anything else is imported
+    # a ModuleNotFoundError naming the missing module, as an absent optional extra reads everywhere
+    raise ModuleNotFoundError(f"deckgym.torchrl needs TorchRL ({exc.name} is missing): pip install 'deckgym[torchrl]'",
+                              name=exc.name) from None
+
+from deckgym.torchrl.env import DeckGymTorchEnv, LeastScoreEnv, RackOEnv
+
+__all__ = ["DeckGymTorchEnv", "RackOEnv", "LeastScoreEnv"]

@@ -1,0 +1,393 @@
+"""``DeckGymTorchEnv``: a TorchRL ``EnvBase`` of ``B`` games of one batched core.
+
+Two modes, TorchRL's conventions for turn-based games (``TicTacToeEnv``, ``ChessEnv``):
+
+- **single learner** (default): the policy plays one seat of every game; the other seats are
+  played *inside* the env by deckgym agents (specs such as ``"racko:ranges"`` or agent objects),
+  drawn per game and episode from a weighted pool. This is the engine of the Gymnasium vector
+  view (:class:`deckgym.vector_env.DeckGymVectorEnv`: opponents, seats, derived features,
+  shaping, information states), driven through TorchRL. ``reward`` is ``(B, 1)``: the learner's.
+- **self-play** (``self_play=True``): every seat is the policy's; each step is one move of the
+  seat to act in each game. ``reward`` is ``(B, P)``, column ``k`` is seat ``k``'s (absolute
+  seats), as the core reports it.
+
+Keys (batch ``[B]``): ``observation`` ``(D,)`` float32, the acting seat's ego-centric
+observation (``core.observe``; ``obs="infostate"``: the information state), followed with
+``features=True`` by the game's derived features (``<game>_env.features``, as ``ppo:`` agents
+compute them); ``action_mask`` ``(A,)`` bool, its legal actions; ``turn`` ``(1,)`` int64, the
+acting seat; ``action`` ``()`` int64; ``reward``; ``done``, ``terminated``, ``truncated``
+``(1,)`` bool (a round cap, R9/L10, is a truncation). A finished game waits: its ``next``
+entries are its last observation; TorchRL's partial reset (``_reset`` mask, as its
+collectors and ``rollout(break_when_any_done=False)`` send it) deals it again, continuing the
+game's own random stream (``core.reset_where``). ``rand_action`` is a uniformly random legal
+action (``core.sample_legal``, seeded with the env), so ``env.rollout(n)`` plays masked random.
+
+Seeding: ``set_seed(s)`` (or ``seed=s``) then ``reset()`` deals game ``i`` from the core's stream
+``(s, i)``; learner seats, opponent draws and their randomness come from generators seeded by
+``s`` (the vector view's). A reset without a new seed continues with a seed drawn from the last.
+
+Speed: one ``core.step`` and one ``core.observe`` per env step, no Python loop over games; on
+the CPU the core writes the observation straight into the tensor TorchRL returns (without
+features: ``observe(out=)``; with them, the observation and the features are written once into
+it), and the step's own arrays (seats, learner rewards, done flags) are seen as tensors
+(``torch.from_numpy``). Only what the core may share between steps is copied, once: the mask
+(a view of its per-phase table) and the self-play rewards and end flags (its read-only
+"nothing happened" result). With ``device`` another device, each is copied there once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from tensordict import TensorDict, TensorDictBase
+from torchrl.data import Categorical, Composite, Unbounded
+from torchrl.envs import EnvBase
+
+from deckgym.core import check_core_options, check_obs_option
+from deckgym.registration import game as game_entry
+from deckgym.rng import seed_of
+from deckgym.vector_env import DeckGymVectorEnv
+
+__all__ = ["DeckGymTorchEnv", "RackOEnv", "LeastScoreEnv"]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+class DeckGymTorchEnv(EnvBase):
+    """``B`` games of a deckgym game as one TorchRL env (see the module docstring).
+
+    Args:
+        game: ``"racko"`` or ``"leastscore"`` (the subclasses fix it).
+        num_envs: ``B``, games played at once (the env's ``batch_size``).
+        num_players: table size; other fields of the game's rules as keywords
+            (``bonus=True``, ``max_turns=200``, ...), or a ready ``rules`` object.
+        self_play: every seat is the policy's (no opponents inside).
+        opponents, opponent_weights, seat, shaping: the single-learner mode's pool (agent specs
+            or agent objects; default: the game's strongest fast heuristic), its draw weights,
+            the learner's fixed seat (``None``: drawn per episode), the shaping coefficient.
+        episode: ``"round"`` or ``"match"``; ``reward``: ``"win"`` or ``"points"``.
+        features: append the derived features; ``features_version``: their layout (default newest).
+        obs: ``"default"`` or ``"infostate"`` (not with ``features``).
+        seed: the seed of the first reset (default: the one given to ``set_seed``, else fresh entropy).
+        device: where the tensors live (default CPU).
+        check_actions: self-play: refuse an illegal action with a ``ValueError`` naming the game
+            (``False``: unchecked, for policies that sample from the mask).
+        illegal_action: single learner: ``"raise"`` (default: a policy that samples from the mask
+            never plays one, so one is a bug) or ``"terminate"`` (the vector view's: the episode
+            ends with reward -1, :mod:`deckgym.illegal`).
+    """
+
+    batch_locked = True
+    game = "racko"
+
+    def __init__(
+        self,
+        num_envs: int = 1024,
+        *,
+        game: str | None = None,
+        num_players: int | None = None,
+        rules: Any = None,
+        self_play: bool = False,
+        opponents: Sequence[Any] | str | None = None,
+        opponent_weights: Sequence[float] | None = None,
+        seat: int | None = None,
+        episode: str = "round",
+        reward: str = "win",
+        shaping: float = 0.0,
+        features: bool = False,
+        features_version: int | None = None,
+        obs: str = "default",
+        seed: int | None = None,
+        device: Any = "cpu",
+        check_actions: bool = True,
+        illegal_action: str = "raise",
+        **rule_kwargs: Any,
+    ) -> None:
+        entry = game_entry(game or self.game)
+        if not _is_int(num_envs) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if seed is not None and (not _is_int(seed) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        if not isinstance(self_play, (bool, np.bool_)):
+            raise ValueError(f"self_play must be True or False, got {self_play!r}")
+        check_obs_option(obs)
+        check_core_options(episode, reward)
+        if obs != "default" and features:
+            raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
+        if self_play:
+            given = [k for k, v in (("opponents", opponents), ("opponent_weights", opponent_weights), ("seat", seat))
+                     if v is not None] + (["shaping"] if shaping else [])
+            if given:
+                raise ValueError(f"self_play=True: every seat is the policy's, so {', '.join(given)} cannot be given")
+            if illegal_action != "raise":
+                raise ValueError(f"self_play=True refuses illegal actions (check_actions); illegal_action must be "
+                                 f"'raise', got {illegal_action!r}")
+        if rules is None:
+            if num_players is not None:
+                rule_kwargs["num_players"] = num_players
+            rules = entry.make_rules(**rule_kwargs)
+        elif rule_kwargs or num_players is not None:
+            raise ValueError("give either a rules object or rule fields (num_players=, ...), not both")
+        B = int(num_envs)
+        super().__init__(device=device, batch_size=torch.Size([B]))
+        self.game = entry.name
+        self.self_play = bool(self_play)
+        self.check_actions = bool(check_actions)
+        if self.self_play:
+            self.venv = None
+            self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
+            self._feat = entry.features() if features else None
+            self.features_version = (None if not features else
+                                     int(self._feat.FEATURES_VERSION if features_version is None else features_version))
+            if features:
+                self._feat.feature_bounds(self.core, version=self.features_version)  # a bad version fails here
+        else:
+            # the vector view holds the pool, seats, features and shaping; its checks run here
+            self.venv = DeckGymVectorEnv(entry.name, num_envs=B, opponents=opponents, opponent_weights=opponent_weights,
+                                         seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
+                                         features_version=features_version, rules=rules, seed=seed, obs=obs,
+                                         illegal_action=illegal_action)
+            self.core = self.venv.core
+            self.features_version = self.venv.features_version
+        self.rules = rules
+        self.episode, self.reward_mode, self.obs_kind = episode, reward, obs
+        self.num_players = int(self.core.num_players)
+        self.num_actions = int(self.core.num_actions)
+        self.obs_size = int(self.core.obs_size)
+        nfeat = 0 if self.features_version is None else int(
+            entry.features().num_features(self.core, version=self.features_version))
+        self.observation_size = self.obs_size + nfeat
+        self._cpu = self.device is None or torch.device(self.device).type == "cpu"
+        self.num_envs = B
+        self._build_specs()
+        self._seed: int | None = seed
+        self._seed_rng: np.random.Generator | None = None
+        self._rand_rng = np.random.default_rng(seed_of(0 if seed is None else seed, 2))
+        self.state: Any = None
+        self._ended = np.zeros(B, bool)  # games whose episode ended and that wait for their reset
+        self._first_rows = np.zeros(B, bool)  # learner mode: games whose next game's first rows wait for the reset
+        self._first_obs: np.ndarray | None = None
+        self._first_mask: np.ndarray | None = None
+
+    # -- specs ------------------------------------------------------------------------------
+    def _build_specs(self) -> None:
+        B, D, A, P, dev = self.num_envs, self.observation_size, self.num_actions, self.num_players, self.device
+        self.observation_spec = Composite(
+            observation=Unbounded(shape=(B, D), dtype=torch.float32, device=dev),
+            action_mask=Categorical(2, shape=(B, A), dtype=torch.bool, device=dev),
+            turn=Categorical(P, shape=(B, 1), dtype=torch.int64, device=dev),
+            shape=(B,), device=dev)
+        self.action_spec = Categorical(A, shape=(B,), dtype=torch.int64, device=dev)
+        self.reward_spec = Unbounded(shape=(B, P if self.self_play else 1), dtype=torch.float32, device=dev)
+        flag = Categorical(2, shape=(B, 1), dtype=torch.bool, device=dev)
+        self.full_done_spec = Composite(done=flag, terminated=flag.clone(), truncated=flag.clone(), shape=(B,), device=dev)
+
+    # -- tensors from the core's arrays -----------------------------------------------------
+    def _tensor(self, a: np.ndarray) -> torch.Tensor:
+        """The array as a tensor: shared on the CPU (the array is the step's own), else copied once."""
+        t = torch.from_numpy(a)
+        return t if self._cpu else t.to(self.device, non_blocking=True)
+
+    def _observation(self, state: Any, seat: np.ndarray) -> np.ndarray:
+        """Self-play: the seats' observations, written once into a fresh ``(B, D)`` array."""
+        out = np.empty((self.num_envs, self.observation_size), np.float32)
+        if self._feat is None:
+            self.core.observe(state, seat, out=out)
+            return out
+        raw = self.core.observe(state, seat)
+        out[:, : self.obs_size] = raw
+        out[:, self.obs_size :] = self._feat.derived_features(self.core, raw, version=self.features_version)
+        return out
+
+    def _td(self, obs: np.ndarray, mask: np.ndarray, turn: np.ndarray, **extra: torch.Tensor) -> TensorDict:
+        return TensorDict({"observation": self._tensor(obs), "action_mask": self._tensor(np.ascontiguousarray(mask)),
+                           "turn": self._tensor(turn.reshape(-1, 1)), **extra},
+                          batch_size=self.batch_size, device=self.device)
+
+    def _actions(self, tensordict: TensorDictBase) -> np.ndarray:
+        a = tensordict.get("action")
+        if a.shape != self.batch_size:
+            a = a.reshape(self.batch_size)  # a (B, 1) action column
+        return a.detach().to("cpu").numpy().astype(np.int64, copy=False)
+
+    # -- seeding ----------------------------------------------------------------------------
+    def _set_seed(self, seed: int | None) -> None:
+        if seed is not None and (not _is_int(seed) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self._seed = None if seed is None else int(seed)
+        self._seed_rng = None
+
+    def _next_seed(self) -> int:
+        """The seed of a full reset: the one set last, once; then one drawn from it."""
+        if self._seed is not None:
+            seed, self._seed = self._seed, None
+            self._seed_rng = np.random.default_rng(seed_of(seed, 3))
+            return seed
+        if self._seed_rng is None:
+            self._seed_rng = np.random.default_rng()
+        return int(self._seed_rng.integers(2**31 - 1))
+
+    # -- reset ------------------------------------------------------------------------------
+    def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
+        reset = None if tensordict is None else tensordict.get("_reset", None)
+        B = self.num_envs
+        if reset is None or self.state is None:
+            return self._full_reset()
+        rows = reset.reshape(B).to("cpu").numpy().astype(bool)
+        if self.self_play:
+            self.core.reset_where(self.state, rows)
+            self._ended &= ~rows
+            seat = self.core.current_player(self.state)
+            obs = self._observation(self.state, seat)
+            return self._td(obs, self.core.legal_action_mask(self.state), seat, **self._done_tensors())
+        # learner mode: the games were dealt again when they ended (the opponents who sit
+        # before the learner have moved); show their first observation now
+        live = rows & ~self._first_rows
+        if live.any():
+            raise ValueError(f"games {np.flatnonzero(live)[:10].tolist()} are in progress: the single-learner mode "
+                             "resets only games that ended (or all of them, without a '_reset' mask)")
+        self._ended &= ~rows
+        obs = np.zeros((B, self.observation_size), np.float32)
+        mask = np.zeros((B, self.num_actions), bool)
+        turn = self.venv.learner_seat.copy()
+        if rows.any():
+            obs[rows] = self._first_obs[rows[self._first_rows]]
+            mask[rows] = self._first_mask[rows[self._first_rows]]
+        self._keep_first(~rows)
+        return self._td(obs, mask, turn, **self._done_tensors())
+
+    def _full_reset(self) -> TensorDictBase:
+        seed = self._next_seed()
+        self._rand_rng = np.random.default_rng(seed_of(seed, 2))
+        self._ended[:] = False
+        if self.self_play:
+            self.state = self.core.init(self.num_envs, seed, game_ids=np.arange(self.num_envs))
+            seat = self.core.current_player(self.state)
+            obs, mask = self._observation(self.state, seat), self.core.legal_action_mask(self.state)
+        else:
+            self.venv._start(seed, self.venv.seat)
+            self.state = self.venv.state
+            obs, mask, seat = self.venv._obs, self.venv._masks, self.venv.learner_seat.copy()
+            self._keep_first(np.zeros(self.num_envs, bool))
+        return self._td(obs, mask, seat, **self._done_tensors())
+
+    def _done_tensors(self) -> dict[str, torch.Tensor]:
+        z = torch.zeros((self.num_envs, 1), dtype=torch.bool, device=self.device)
+        return {"done": z, "terminated": z.clone(), "truncated": z.clone()}
+
+    def _keep_first(self, rows: np.ndarray) -> None:
+        """Learner mode: keep only the waiting first rows of games ``rows``."""
+        if self._first_obs is None or not rows.any():
+            self._first_rows = np.zeros(self.num_envs, bool)
+            self._first_obs = self._first_mask = None
+            return
+        keep = rows & self._first_rows
+        sel = keep[self._first_rows]
+        self._first_obs, self._first_mask = self._first_obs[sel], self._first_mask[sel]
+        self._first_rows = keep
+
+    # -- step -------------------------------------------------------------------------------
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        if self._ended.any():
+            raise ValueError(f"games {np.flatnonzero(self._ended)[:10].tolist()} ended: reset them (TorchRL's "
+                             "'_reset' mask, as rollout(break_when_any_done=False) and the collectors do) before stepping")
+        a = self._actions(tensordict)
+        return self._step_self_play(a) if self.self_play else self._step_learner(a)
+
+    def _step_self_play(self, a: np.ndarray) -> TensorDictBase:
+        res = self.core.step(self.state, a, check=self.check_actions)
+        term, trunc = res.terminated, res.truncated
+        done = term | trunc
+        self._ended = done.copy()
+        seat = self.core.current_player(self.state)
+        obs = self._observation(self.state, seat)
+        return self._td(obs, self.core.legal_action_mask(self.state), seat, reward=self._tensor(res.rewards.copy()),
+                        done=self._tensor(done.reshape(-1, 1)), terminated=self._tensor(term.reshape(-1, 1).copy()),
+                        truncated=self._tensor(trunc.reshape(-1, 1).copy()))
+
+    def _step_learner(self, a: np.ndarray) -> TensorDictBase:
+        venv = self.venv
+        rew, done, fin = venv._play(a)  # the learner's move, then the opponents' until its turn again
+        obs, mask, seat = venv._obs, venv._masks, venv.learner_seat.copy()
+        term = np.zeros(self.num_envs, bool)
+        trunc = np.zeros(self.num_envs, bool)
+        if fin is not None:
+            g = fin.games
+            term[g], trunc[g] = ~fin.capped, fin.capped
+            # the next games are dealt already: keep their first rows for the reset, and show
+            # the finished games' last observation, mask and seat in their place
+            order = np.argsort(g)
+            self._first_rows = np.zeros(self.num_envs, bool)
+            self._first_rows[g] = True
+            self._first_obs, self._first_mask = obs[g[order]].copy(), mask[g[order]].copy()
+            states = [c["state"] for c in venv._fin]
+            ended = type(states[0]).concat(states)
+            obs[g] = fin.obs
+            mask = mask.copy()  # a C-contiguous copy: the core's mask may be a view of its table
+            mask[g] = venv._play_core.legal_action_mask(ended)
+            seat[g] = fin.seat
+        else:
+            self._first_rows = np.zeros(self.num_envs, bool)
+            self._first_obs = self._first_mask = None
+        self._ended = done.copy()
+        return self._td(obs, mask, seat, reward=self._tensor(rew.reshape(-1, 1)), done=self._tensor(done.reshape(-1, 1)),
+                        terminated=self._tensor(term.reshape(-1, 1)), truncated=self._tensor(trunc.reshape(-1, 1)))
+
+    # -- the opponent pool (single-learner mode) --------------------------------------------
+    def add_opponent(self, opponent: Any, weight: float = 1.0, name: str | None = None) -> int:
+        """Add an agent spec or agent object (a frozen snapshot, say) to the pool; returns its index."""
+        return self._pool().add_opponent(opponent, weight=weight, name=name)
+
+    def set_opponent_weights(self, weights: Sequence[float]) -> None:
+        """New draw weights, one per pool entry (used from each game's next episode)."""
+        self._pool().set_opponent_weights(weights)
+
+    def _pool(self) -> DeckGymVectorEnv:
+        if self.venv is None:
+            raise ValueError("self_play=True: every seat is the policy's, there is no opponent pool")
+        return self.venv
+
+    # -- random legal actions ---------------------------------------------------------------
+    def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
+        """A uniformly random legal action per game (the ``action_mask`` in ``tensordict``,
+        else the env's current masks), drawn from a generator seeded with the env."""
+        if tensordict is None:
+            tensordict = TensorDict(batch_size=self.batch_size, device=self.device)
+        mask = tensordict.get("action_mask", None)
+        if mask is None:
+            if self.state is None:
+                raise RuntimeError("call reset() before rand_action() without an action_mask")
+            m = self.core.legal_action_mask(self.state) if self.self_play else self.venv.action_masks()
+        else:
+            m = mask.detach().to("cpu").numpy()
+        a = self.core.sample_legal(np.ascontiguousarray(m, dtype=bool), self._rand_rng)
+        tensordict.set("action", self._tensor(a))
+        return tensordict
+
+
+class RackOEnv(DeckGymTorchEnv):
+    """Rack-O (``docs/RULES.md`` R1–R12) as a batched TorchRL env; see :class:`DeckGymTorchEnv`."""
+
+    game = "racko"
+
+    def __init__(self, num_envs: int = 1024, **kwargs: Any) -> None:
+        if "game" in kwargs:
+            raise ValueError("RackOEnv plays Rack-O: use DeckGymTorchEnv(game=...) for another game")
+        super().__init__(num_envs, **kwargs)
+
+
+class LeastScoreEnv(DeckGymTorchEnv):
+    """Least Score (``docs/RULES.md`` L1–L10) as a batched TorchRL env; see :class:`DeckGymTorchEnv`."""
+
+    game = "leastscore"
+
+    def __init__(self, num_envs: int = 1024, **kwargs: Any) -> None:
+        if "game" in kwargs:
+            raise ValueError("LeastScoreEnv plays Least Score: use DeckGymTorchEnv(game=...) for another game")
+        super().__init__(num_envs, **kwargs)
