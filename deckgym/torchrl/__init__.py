@@ -19,6 +19,8 @@ except ImportError as exc:  # one line naming the extra, before anything else is
     raise ModuleNotFoundError(f"deckgym.torchrl needs TorchRL ({exc.name} is missing): pip install 'deckgym[torchrl]'",
                               name=exc.name) from None
 
-from deckgym.torchrl.env import DeckGymTorchEnv, LeastScoreEnv, RackOEnv
+from deckgym.torchrl.env import GAME_ENVS, DeckGymTorchEnv
 
-__all__ = ["DeckGymTorchEnv", "RackOEnv", "LeastScoreEnv"]
+# RackOEnv, LeastScoreEnv, ...: one class per registered game (deckgym.torchrl.env.GAME_ENVS)
+globals().update({cls.__name__: cls for cls in GAME_ENVS.values()})
+__all__ = ["DeckGymTorchEnv", "GAME_ENVS", *(cls.__name__ for cls in GAME_ENVS.values())]

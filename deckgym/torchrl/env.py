@@ -46,7 +46,7 @@ from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
 from deckgym.core import check_core_options, check_obs_option
-from deckgym.registration import game as game_entry
+from deckgym.registration import GAMES, game as game_entry
 from deckgym.rng import seed_of
 from deckgym.vector_env import DeckGymVectorEnv
 
@@ -82,7 +82,7 @@ class DeckGymTorchEnv(EnvBase):
     """
 
     batch_locked = True
-    game = "racko"
+    game: str | None = None  # the per-game classes (RackOEnv, ...) fix it
 
     def __init__(
         self,
@@ -107,6 +107,9 @@ class DeckGymTorchEnv(EnvBase):
         illegal_action: str = "raise",
         **rule_kwargs: Any,
     ) -> None:
+        if game is None and self.game is None:
+            raise ValueError("DeckGymTorchEnv needs game= (a registered game's name), or use a game's class: "
+                             + ", ".join(GAME_ENVS[n].__name__ for n in GAME_ENVS))
         entry = game_entry(game or self.game)
         if not _is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -371,23 +374,22 @@ class DeckGymTorchEnv(EnvBase):
         return tensordict
 
 
-class RackOEnv(DeckGymTorchEnv):
-    """Rack-O (``docs/RULES.md`` R1–R12) as a batched TorchRL env; see :class:`DeckGymTorchEnv`."""
+def _game_env_class(entry: Any) -> type:
+    """``RackOEnv``, ``LeastScoreEnv``, ...: the env of one registered game, named as its
+    Gymnasium id (``deckgym/RackO-v0``); the game's own text is its descriptor's."""
+    stem = entry.gymnasium_id.split("/", 1)[1].rsplit("-v", 1)[0]
+    name, title = entry.name, entry.spec.title
 
-    game = "racko"
-
-    def __init__(self, num_envs: int = 1024, **kwargs: Any) -> None:
+    def __init__(self: Any, num_envs: int = 1024, **kwargs: Any) -> None:
         if "game" in kwargs:
-            raise ValueError("RackOEnv plays Rack-O: use DeckGymTorchEnv(game=...) for another game")
-        super().__init__(num_envs, **kwargs)
+            raise ValueError(f"{stem}Env plays {title}: use DeckGymTorchEnv(game=...) for another game")
+        DeckGymTorchEnv.__init__(self, num_envs, **kwargs)
+
+    doc = f"{title} (``docs/RULES.md``) as a batched TorchRL env; see :class:`DeckGymTorchEnv`."
+    return type(f"{stem}Env", (DeckGymTorchEnv,), {"game": name, "__init__": __init__, "__doc__": doc,
+                                                  "__module__": __name__})
 
 
-class LeastScoreEnv(DeckGymTorchEnv):
-    """Least Score (``docs/RULES.md`` L1–L10) as a batched TorchRL env; see :class:`DeckGymTorchEnv`."""
-
-    game = "leastscore"
-
-    def __init__(self, num_envs: int = 1024, **kwargs: Any) -> None:
-        if "game" in kwargs:
-            raise ValueError("LeastScoreEnv plays Least Score: use DeckGymTorchEnv(game=...) for another game")
-        super().__init__(num_envs, **kwargs)
+#: the env class of every registered game, by the game's name
+GAME_ENVS = {name: _game_env_class(entry) for name, entry in GAMES.items()}
+globals().update({cls.__name__: cls for cls in GAME_ENVS.values()})
