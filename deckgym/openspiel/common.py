@@ -88,8 +88,24 @@ class Observer:
 
 
 class StateViews:
-    """The observation methods of a state, answered in Python by the game's cached observers
-    (``cfg.observers``: default, information state) without a round trip through C++."""
+    """What every state of these games does alike: the observation methods, answered in Python by
+    the game's cached observers (``cfg.observers``: default, information state) without a round
+    trip through C++; the rewards of the last step and their running sums (``_pay``); and
+    ``serialize`` (the actions, which ``deserialize_state`` replays)."""
+
+    def _pay(self, rewards: list[float]) -> None:
+        self.rewards_now = [float(r) for r in rewards]
+        self.sums = [a + b for a, b in zip(self.sums, self.rewards_now)]
+
+    def rewards(self) -> list[float]:
+        return list(self.rewards_now)
+
+    def returns(self) -> list[float]:
+        return list(self.sums)
+
+    def serialize(self) -> str:
+        """Every action, chance outcomes included, comma-separated (``deserialize_state`` replays them)."""
+        return safe_serialize(self)
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         """The legal actions (chance outcomes at a chance node), without a round trip through C++."""

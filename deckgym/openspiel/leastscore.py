@@ -23,7 +23,7 @@ import numpy as np
 import pyspiel
 
 from deckgym.openspiel.common import (GameConfig, Observer, StateViews, game_type, make_info, resample_with_belief,
-                                      safe_deserialize, safe_serialize, variant_type, win_rewards)
+                                      safe_deserialize, variant_type, win_rewards)
 from leastscore_env.cards import card_str
 from leastscore_env.rules import LeastScoreRules
 
@@ -286,16 +286,6 @@ class LeastScoreState(StateViews, pyspiel.State):
             self.first = self.next_seat(self.first)
             self._new_round()
 
-    def _pay(self, rewards: list[float]) -> None:
-        self.rewards_now = [float(r) for r in rewards]
-        self.sums = [a + b for a, b in zip(self.sums, self.rewards_now)]
-
-    def rewards(self) -> list[float]:
-        return list(self.rewards_now)
-
-    def returns(self) -> list[float]:
-        return list(self.sums)
-
     # -- strings, copies, beliefs --------------------------------------------------------------
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -310,10 +300,6 @@ class LeastScoreState(StateViews, pyspiel.State):
         return (f"{hands}\nfloor: {' '.join(map(card_str, self.floor))}  thrown: {' '.join(map(card_str, self.pending))}"
                 f"\ndeck: {len(self.deck)}  dead: {len(self.dead)}  to move: {self.cur}  phase: {self.phase}  "
                 f"turn: {self.turn}  scores: {self.totals}")
-
-    def serialize(self) -> str:
-        """Every action, chance outcomes included, comma-separated (``deserialize_state`` replays them)."""
-        return safe_serialize(self)
 
     def resample_from_infostate(self, player: int, sampler=None, belief: str = "uniform") -> "LeastScoreState":
         """A state ``player`` cannot tell from this one, drawn by deckgym's belief sampler

@@ -19,7 +19,7 @@ import numpy as np
 import pyspiel
 
 from deckgym.openspiel.common import (GameConfig, Observer, game_type, make_info, resample_with_belief,
-                                      safe_deserialize, safe_serialize, variant_type, win_rewards, StateViews)
+                                      safe_deserialize, variant_type, win_rewards, StateViews)
 from racko_env.rules import RackoRules
 from racko_env.state import LOG_TURNS
 
@@ -268,16 +268,6 @@ class RackoState(StateViews, pyspiel.State):
         self.over = True
         self._pay(pts if self.cfg.reward == "points" else win_rewards(winners))
 
-    def _pay(self, rewards: list[float]) -> None:
-        self.rewards_now = [float(r) for r in rewards]
-        self.sums = [a + b for a, b in zip(self.sums, self.rewards_now)]
-
-    def rewards(self) -> list[float]:
-        return list(self.rewards_now)
-
-    def returns(self) -> list[float]:
-        return list(self.sums)
-
     # -- strings, copies, beliefs --------------------------------------------------------------
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -289,10 +279,6 @@ class RackoState(StateViews, pyspiel.State):
         racks = "\n".join(f"seat {s}: " + " ".join(map(str, r)) for s, r in enumerate(self.racks))
         return (f"{racks}\ndraw pile: {self.draw}\ndiscard pile: {self.discard}\nhand: {self.hand}  "
                 f"player: {self.player}  phase: {self.phase}  turn: {self.turn}  totals: {self.totals}")
-
-    def serialize(self) -> str:
-        """The game's parameters and its actions, one per line (``deserialize_state`` replays them)."""
-        return safe_serialize(self)
 
     def resample_from_infostate(self, player: int, sampler=None, belief: str = "uniform") -> "RackoState":
         """A state ``player`` cannot tell from this one, drawn by deckgym's belief sampler
