@@ -58,6 +58,20 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts)
 
 
+def package_of(path: Path, root: Path = ROOT) -> str:
+    """The package a module's relative imports are resolved against."""
+    name = module_name(path, root)
+    return name[: -len(".__init__")] if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def from_module(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` names, a relative one resolved against ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    return ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+
+
 def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
     """Every module named by an ``import``/``from ... import`` anywhere in ``path``.
 
@@ -65,19 +79,13 @@ def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
     submodule); relative imports are resolved against the module's package.
     """
     tree = ast.parse(path.read_text(), filename=str(path))
-    name = module_name(path, root)
-    package = name[: -len(".__init__")] if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    package = package_of(path, root)
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = from_module(node, package)
             out.add(mod)
             out.update(f"{mod}.{alias.name}" for alias in node.names)
     return out
@@ -242,8 +250,7 @@ def import_edges(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[s
     is an edge to ``pkg.sub`` when that is a module (its package is imported before it either
     way, so that is no circle), else to ``pkg``."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    name = module_name(path, root)
-    package = name[: -len(".__init__")] if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    package = package_of(path, root)
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -252,11 +259,7 @@ def import_edges(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[s
                 hits = [".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in known]
                 out.update(hits[:1])
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                mod = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = from_module(node, package)
             for alias in node.names:
                 if f"{mod}.{alias.name}" in known:
                     out.add(f"{mod}.{alias.name}")
