@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.agents.base import Agent, masked_softmax
+from deckgym.extras import require_extra
 
 FORMAT = "deckgym-policy"
 FORMAT_VERSION = 1
@@ -60,7 +61,6 @@ ENGINES = ("sb3", "rllib", "torchrl")
 ACTIVATIONS = ("tanh", "relu")
 REQUIRED = ("format", "format_version", "engine", "game", "num_players", "rules", "episode", "reward", "obs",
             "obs_version", "obs_size", "features", "num_actions", "arch")
-TORCH_HINT = "pip install 'deckgym[train]'"
 _MAX_HEADER = 100 * 2**20  # a header larger than this is not a policy file (the header is read whole)
 
 
@@ -315,10 +315,9 @@ def load_policy(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 # -- the network and the agent -----------------------------------------------------------------------
 
 def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise ImportError(f"playing a policy file needs torch, which is not installed: {TORCH_HINT}") from None
+    require_extra("train", "playing a policy file", ("torch",))
+    import torch
+
     return torch
 
 
