@@ -17,6 +17,8 @@ EXTRAS = {
     "charts": ("matplotlib",),
     "rllib": ("ray", "torch"),
     "bench": ("pygame", "rlcard"),
+    "openspiel": ("pyspiel",),
+    "torchrl": ("torchrl", "tensordict", "torch"),
 }
 
 

@@ -8,14 +8,14 @@ readable statement of the rules; a test plays them against the batched cores ste
 
 from __future__ import annotations
 
-try:
-    import pyspiel
-except ImportError as e:  # pragma: no cover - depends on the installed extras
-    raise ImportError("deckgym.openspiel needs OpenSpiel: pip install 'deckgym[openspiel]'") from e
+from deckgym.extras import require_extra
 
-from deckgym.openspiel.bots import bot, ismcts_bot
-from deckgym.openspiel.leastscore import GAME_TYPE as _LEASTSCORE_TYPE, LeastScoreGame
-from deckgym.openspiel.racko import GAME_TYPE as _RACKO_TYPE, RackoGame
+require_extra("openspiel", "deckgym.openspiel")  # one line naming the extra, before anything else is imported
+import pyspiel  # noqa: E402
+
+from deckgym.openspiel.bots import bot, ismcts_bot  # noqa: E402
+from deckgym.openspiel.leastscore import GAME_TYPE as _LEASTSCORE_TYPE, LeastScoreGame  # noqa: E402
+from deckgym.openspiel.racko import GAME_TYPE as _RACKO_TYPE, RackoGame  # noqa: E402
 
 pyspiel.register_game(_RACKO_TYPE, RackoGame)
 pyspiel.register_game(_LEASTSCORE_TYPE, LeastScoreGame)

@@ -30,11 +30,7 @@ class _OpenSpielAgent(Agent):
     params: dict[str, Any] = {}
 
     def __init__(self, core: Any, seed: int = 0) -> None:
-        try:
-            import deckgym.openspiel  # noqa: F401  (registers the games)
-        except ImportError as e:
-            raise ImportError(f"{self.spec} needs OpenSpiel: pip install 'deckgym[openspiel]'") from e
-        import pyspiel
+        import pyspiel  # the package deckgym.openspiel, imported first, checked the extra and registered the games
 
         super().__init__(core, seed)
         self.params = dict(self.params)

@@ -11,15 +11,11 @@ in the safe policy format (:mod:`deckgym.agents.policy_file`). Needs the ``torch
 
 from __future__ import annotations
 
-try:
-    import tensordict  # noqa: F401
-    import torchrl  # noqa: F401
-except ImportError as exc:  # one line naming the extra, before anything else is imported
-    # a ModuleNotFoundError naming the missing module, as an absent optional extra reads everywhere
-    raise ModuleNotFoundError(f"deckgym.torchrl needs TorchRL ({exc.name} is missing): pip install 'deckgym[torchrl]'",
-                              name=exc.name) from None
+from deckgym.extras import require_extra
 
-from deckgym.torchrl.env import GAME_ENVS, DeckGymTorchEnv
+require_extra("torchrl", "deckgym.torchrl")  # one line naming the extra, before anything else is imported
+
+from deckgym.torchrl.env import GAME_ENVS, DeckGymTorchEnv  # noqa: E402
 
 # RackOEnv, LeastScoreEnv, ...: one class per registered game (deckgym.torchrl.env.GAME_ENVS)
 globals().update({cls.__name__: cls for cls in GAME_ENVS.values()})
