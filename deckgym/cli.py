@@ -83,8 +83,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bar.close()
     print(report.table())
     if args.replays:
-        k = args.replay_games if args.replay_games is not None else min(5, args.games)
-        seats = len(report.lineup)
+        k, seats = replay_games, len(report.lineup)
         print(f"wrote {k * seats} replays to {args.replays}: {k} deal{'s' if k != 1 else ''} x {seats} seatings "
               f"(every deal is played once per seating) (watch them: deckgym view {args.replays})")
     if args.json:
