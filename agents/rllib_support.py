@@ -44,14 +44,15 @@ import subprocess
 import sys
 from typing import Any
 
-INSTALL_HINT = "pip install 'deckgym[rllib]'"
+from deckgym.extras import MissingExtraError, install_hint
+
 CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 TCP_TIMEOUT_S = 5.0
 HANDSHAKE_TIMEOUT_S = 15.0
 _own_token: str | None = None  # the token this process made up for its local Ray
 
 
-class RayMissingError(ImportError):
+class RayMissingError(MissingExtraError):
     """Ray or RLlib is not installed (the ``rllib`` extra)."""
 
 
@@ -65,8 +66,8 @@ def require_ray(feature: str = "this feature") -> Any:
         ray = importlib.import_module("ray")
         importlib.import_module("ray.rllib")
     except ImportError as exc:
-        raise RayMissingError(f"{feature} needs Ray with RLlib, which is not installed ({exc.name or exc}): "
-                              f"{INSTALL_HINT}") from None
+        raise RayMissingError(f"{feature} needs the 'rllib' extra (Ray with RLlib), which is not installed "
+                              f"(no module {exc.name or exc!r}): {install_hint('rllib')}") from None
     return ray
 
 
