@@ -42,6 +42,7 @@ class TrainPlan:
     chunk: int  # learner steps per rollout (num_envs × n_steps)
     planned_steps: int  # --total-steps rounded up to whole rollouts
     league_threshold: float  # the pool win rate that adds a snapshot (both engines)
+    init_meta: dict[str, Any] | None = None  # the --init policy file's header, read and checked once
 
 
 def league_threshold(given: float | None, players: int) -> float:
@@ -180,11 +181,12 @@ def validate(args: TrainArgs) -> TrainPlan:
                 make_agent(spec, core, game=args.game)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+    init_meta = None
     if args.init:
         from deckgym.agents.ppo import check_metadata, read_metadata
 
         try:
-            meta = read_metadata(args.init)
+            init_meta = meta = read_metadata(args.init)
         except (ValueError, FileNotFoundError) as exc:  # a pickle is refused with the way to convert it
             raise ValueError(f"--init: {exc}") from None
         check_metadata(meta, core, args.game, where=f"--init model {args.init}")
@@ -221,7 +223,8 @@ def validate(args: TrainArgs) -> TrainPlan:
     planned = -(-args.total_steps // chunk) * chunk
     return TrainPlan(rules=rules, rules_kwargs=rules_kwargs, pool=pool, eval_against=eval_against, hidden=hidden,
                      run_name=run_name, run_dir=run_dir, out_path=out_path, chunk=chunk, planned_steps=planned,
-                     league_threshold=league_threshold(args.league_threshold, rules.num_players))
+                     league_threshold=league_threshold(args.league_threshold, rules.num_players),
+                     init_meta=init_meta)
 
 
 def validate_rllib(args: TrainArgs) -> TrainPlan:

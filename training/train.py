@@ -148,13 +148,12 @@ def behaviour_clone(model: Any, env: Any, teacher_spec: str, samples: int, epoch
 # -- the phases, in the order main runs them -----------------------------------------------------
 def make_env(args: TrainArgs, plan: TrainPlan) -> Any:
     """The vector env: B games, the learner in one seat, the pool's opponents inside."""
-    from deckgym.agents.ppo import read_metadata
     from deckgym.agents.registry import acts_on_infostates
     from deckgym.training.vec_env import CoreVecEnv
 
     features_version = args.features_version
-    if args.init and features_version is None:  # continue with the layout the model was trained on
-        features_version = read_metadata(args.init).get("features")
+    if plan.init_meta and features_version is None:  # continue with the layout the model was trained on
+        features_version = plan.init_meta.get("features")
     return CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                       opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
                       reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
@@ -166,11 +165,11 @@ def make_model(args: TrainArgs, plan: TrainPlan, env: Any) -> Any:
     """A new MaskablePPO, or the ``--init`` model with this run's optimiser settings."""
     from sb3_contrib import MaskablePPO
 
-    from deckgym.agents.ppo import check_metadata, read_metadata, rebuild_model
+    from deckgym.agents.ppo import check_metadata, rebuild_model
 
     if args.init:
-        meta = read_metadata(args.init)
-        check_metadata(meta, env.core, args.game, where=f"model {args.init}")
+        meta = plan.init_meta
+        check_metadata(meta, env.core, args.game, where=f"model {args.init}")  # against the env's own core now
         # the network (arch and weights) from the policy file; the PPO settings and a fresh optimizer from here
         model = rebuild_model(args.init, env, where=f"--init {args.init}", learning_rate=args.lr, n_steps=args.n_steps,
                               batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
