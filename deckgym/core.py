@@ -221,10 +221,13 @@ def check_core_options(episode: str, reward: str) -> None:
         raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
 
 
-def check_obs_option(obs: Any) -> None:
-    """A core's ``obs`` argument; a ValueError naming the valid kinds otherwise."""
+def check_obs_option(obs: Any, features: bool = False) -> None:
+    """A core's ``obs`` argument, and with an env's ``features=True`` (which extend the default
+    observation) only the default; a ValueError naming the problem otherwise."""
     if obs not in OBS_KINDS:
         raise ValueError(f"obs must be one of {OBS_KINDS}, got {obs!r}")
+    if features and obs != "default":
+        raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
 
 
 def zero_sum_win_rewards(winners: np.ndarray) -> np.ndarray:
@@ -268,16 +271,17 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 RULES_DOC = "docs/RULES.md"
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
+    """A Python or numpy integer, not a bool: what a count, seed or seat must be."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def check_init_args(batch: Any, seed: Any, game_ids: Any) -> np.ndarray:
     """``init``'s arguments: ``batch`` an int >= 1, ``seed`` an int, ``game_ids`` None or
     ``batch`` ints; returns the game ids."""
-    if not _is_int(batch) or batch < 1:
+    if not is_int(batch) or batch < 1:
         raise ValueError(f"batch must be an int >= 1 (the number of games), got {batch!r}")
-    if not _is_int(seed):
+    if not is_int(seed):
         raise ValueError(f"seed must be an int, got {seed!r}")
     if game_ids is None:
         return np.arange(batch)
@@ -298,7 +302,7 @@ def check_row_mask(mask: Any, b: int, name: str = "mask") -> np.ndarray:
 
 def check_seat(seat: Any, b: int, num_players: int) -> Any:
     """``observe``'s seat: an int in ``[0, P)`` or ``(B,)`` ints in that range."""
-    if _is_int(seat):
+    if is_int(seat):
         if not 0 <= seat < num_players:
             raise ValueError(f"seat must be in 0..{num_players - 1}, got {seat}")
         return seat
@@ -332,7 +336,7 @@ def obs_rows(core: Any, obs: Any) -> np.ndarray:
 
 def check_game_index(b: Any, batch: int) -> int:
     """A game index (``state_dict``'s ``b``) in ``[0, B)``."""
-    if not _is_int(b) or not 0 <= b < batch:
+    if not is_int(b) or not 0 <= b < batch:
         raise ValueError(f"b must be a game index in 0..{batch - 1}, got {b!r}")
     return int(b)
 

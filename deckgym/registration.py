@@ -48,6 +48,15 @@ class GameEntry:
     def make_rules(self, **kwargs: Any) -> Any:
         return self.spec.rules(**kwargs)
 
+    def rules_of(self, rules: Any = None, num_players: int | None = None, **fields: Any) -> Any:
+        """An env's rules: the ``rules`` object given, or one made of ``num_players`` and the
+        other rule fields; a ValueError if both are given."""
+        if rules is None:
+            return self.make_rules(**fields, **({} if num_players is None else {"num_players": num_players}))
+        if fields or num_players is not None:
+            raise ValueError("give either a rules object or rule fields (num_players=, ...), not both")
+        return rules
+
     def make_core(self, rules: Any = None, **core_kwargs: Any) -> Any:
         spec = self.spec
         return spec.core(rules if rules is not None else spec.rules(), **core_kwargs)

@@ -61,17 +61,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from deckgym.illegal import IllegalActionLog, check_illegal_action_mode, illegal_action_message
-from deckgym.core import check_core_options, check_obs_option
+from deckgym.core import check_core_options, check_obs_option, is_int
 from deckgym.playout import infostate_core, observe_for, play_out, wants_infostate
 from deckgym.registration import game as game_entry
 from deckgym.rng import check_seed, seed_of
 from deckgym.vector_infos import Finished, step_infos
 
 __all__ = ["DeckGymVectorEnv", "check_opponent_weights", "league_weights"]
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def check_opponent_weights(weights: Iterable[float], n: int) -> np.ndarray:
@@ -148,11 +144,9 @@ class DeckGymVectorEnv(VectorEnv):
         **rule_kwargs: Any,
     ) -> None:
         entry = game_entry(game)
-        check_obs_option(obs)
+        check_obs_option(obs, features)
         check_illegal_action_mode(illegal_action)
-        if obs != "default" and features:
-            raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
-        if not _is_int(num_envs) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_core_options(episode, reward)  # before the rules, whose errors are about the game
         try:
@@ -166,12 +160,7 @@ class DeckGymVectorEnv(VectorEnv):
         check_seed(seed)
         if not isinstance(shaping, (int, float, np.number)) or isinstance(shaping, bool) or not math.isfinite(shaping):
             raise ValueError(f"shaping must be a finite number, got {shaping!r}")
-        if rules is None:
-            if num_players is not None:
-                rule_kwargs["num_players"] = num_players
-            rules = entry.make_rules(**rule_kwargs)
-        elif rule_kwargs or num_players is not None:
-            raise ValueError("give either a rules object or rule fields (num_players=, ...), not both")
+        rules = entry.rules_of(rules, num_players, **rule_kwargs)
         self.game = entry.name
         self.rules = rules
         self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
@@ -357,7 +346,7 @@ class DeckGymVectorEnv(VectorEnv):
         return self._feat
 
     def _check_seat(self, seat: Any, what: str) -> int | None:
-        if seat is not None and not (_is_int(seat) and 0 <= seat < self.num_players):
+        if seat is not None and not (is_int(seat) and 0 <= seat < self.num_players):
             raise ValueError(f"{what} must be None or a seat in 0..{self.num_players - 1}, got {seat!r}")
         return None if seat is None else int(seat)
 

@@ -45,16 +45,12 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from deckgym.core import check_core_options, check_obs_option
+from deckgym.core import check_core_options, check_obs_option, is_int
 from deckgym.registration import GAMES, game as game_entry
-from deckgym.rng import seed_of
+from deckgym.rng import check_seed, seed_of
 from deckgym.vector_env import DeckGymVectorEnv
 
 __all__ = ["DeckGymTorchEnv", "RackOEnv", "LeastScoreEnv"]
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 class DeckGymTorchEnv(EnvBase):
@@ -111,16 +107,13 @@ class DeckGymTorchEnv(EnvBase):
             raise ValueError("DeckGymTorchEnv needs game= (a registered game's name), or use a game's class: "
                              + ", ".join(GAME_ENVS[n].__name__ for n in GAME_ENVS))
         entry = game_entry(game or self.game)
-        if not _is_int(num_envs) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         if not isinstance(self_play, (bool, np.bool_)):
             raise ValueError(f"self_play must be True or False, got {self_play!r}")
-        check_obs_option(obs)
+        check_obs_option(obs, features)
         check_core_options(episode, reward)
-        if obs != "default" and features:
-            raise ValueError(f"features=True reads the default observation; it cannot be combined with obs={obs!r}")
         if self_play:
             given = [k for k, v in (("opponents", opponents), ("opponent_weights", opponent_weights), ("seat", seat))
                      if v is not None] + (["shaping"] if shaping else [])
@@ -129,12 +122,7 @@ class DeckGymTorchEnv(EnvBase):
             if illegal_action != "raise":
                 raise ValueError(f"self_play=True refuses illegal actions (check_actions); illegal_action must be "
                                  f"'raise', got {illegal_action!r}")
-        if rules is None:
-            if num_players is not None:
-                rule_kwargs["num_players"] = num_players
-            rules = entry.make_rules(**rule_kwargs)
-        elif rule_kwargs or num_players is not None:
-            raise ValueError("give either a rules object or rule fields (num_players=, ...), not both")
+        rules = entry.rules_of(rules, num_players, **rule_kwargs)
         B = int(num_envs)
         super().__init__(device=device, batch_size=torch.Size([B]))
         self.game = entry.name
@@ -219,8 +207,7 @@ class DeckGymTorchEnv(EnvBase):
 
     # -- seeding ----------------------------------------------------------------------------
     def _set_seed(self, seed: int | None) -> None:
-        if seed is not None and (not _is_int(seed) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        check_seed(seed)
         self._seed = None if seed is None else int(seed)
         self._seed_rng = None
 
