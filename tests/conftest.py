@@ -148,3 +148,20 @@ def legal_sampling(env: Any) -> None:
 
     raw = env.unwrapped
     raw.action_spaces = {a: Legal(space.n, seed=0) for a, space in raw.action_spaces.items()}
+
+
+def pettingzoo_state_checks(env: Any) -> None:
+    """PettingZoo's checks of an AEC env's ``state()``, with any warning an error: a Box
+    ``state_space``, and its ``state_test``'s two AEC parts (the rest wants a parallel env)."""
+    import importlib
+    import warnings
+
+    from gymnasium import spaces
+
+    pz_state = importlib.import_module("pettingzoo.test.state_test")
+    assert isinstance(env.unwrapped.state_space, spaces.Box)
+    legal_sampling(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pz_state.test_state_space(env)
+        pz_state.test_state(env, num_cycles=200)

@@ -10,7 +10,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 from deckgym.illegal import IllegalActionError
 from leastscore_env import LeastScoreCore, LeastScoreRules, env, raw_env
 from leastscore_env.cards import card_str
-from tests.conftest import aec_random_action, legal_sampling
+from tests.conftest import aec_random_action, pettingzoo_state_checks
 
 FIXED = {
     "hands": [["AC", "AD", "2C", "3C", "KC"], ["AH", "2D", "4C", "4D", "KD"], ["AS", "2H", "4H", "5D", "KH"]],
@@ -244,19 +244,8 @@ def test_state_is_a_flat_array_in_its_space_for_pettingzoos_state_test(kw):
     """``state()``: the full state as float32 in ``state_space`` (centralised critics, TorchRL's
     ``return_state``); PettingZoo's state checks pass without a warning. (Its ``state_test``
     also wants a parallel env, which a turn-based game is not, so its two AEC parts run.)"""
-    import importlib
-    import warnings
-
-    from gymnasium import spaces
-
-    pz_state = importlib.import_module("pettingzoo.test.state_test")
     e = env(**kw)
-    assert isinstance(e.unwrapped.state_space, spaces.Box)
-    legal_sampling(e)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        pz_state.test_state_space(e)
-        pz_state.test_state(e, num_cycles=200)
+    pettingzoo_state_checks(e)
 
 
 def test_state_decodes_to_the_hand_built_deal():

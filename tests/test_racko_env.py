@@ -10,7 +10,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from deckgym.illegal import IllegalActionError
 from racko_env import RackoCore, RackoRules, env, raw_env
-from tests.conftest import legal_sampling, random_legal
+from tests.conftest import pettingzoo_state_checks, random_legal
 
 
 @pytest.mark.parametrize("kw", [{"num_players": 2}, {"num_players": 3, "bonus": True},
@@ -211,19 +211,8 @@ def test_state_is_a_flat_array_in_its_space_for_pettingzoos_state_test(kw):
     """``state()``: the full state as float32 in ``state_space`` (centralised critics, TorchRL's
     ``return_state``); PettingZoo's state checks pass without a warning. (Its ``state_test``
     also wants a parallel env, which a turn-based game is not, so its two AEC parts run.)"""
-    import importlib
-    import warnings
-
-    from gymnasium import spaces
-
-    pz_state = importlib.import_module("pettingzoo.test.state_test")
     e = env(**kw)
-    assert isinstance(e.unwrapped.state_space, spaces.Box)
-    legal_sampling(e)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        pz_state.test_state_space(e)
-        pz_state.test_state(e, num_cycles=200)
+    pettingzoo_state_checks(e)
     # the layout decodes to what state_dict() says, for a hand-checked deal
     e.reset(seed=4)
     rng = np.random.default_rng(0)
