@@ -16,7 +16,7 @@ from deckgym.training import train  # noqa: E402
 from deckgym.training.args import validate, validate_rllib  # noqa: E402
 from deckgym.training.config import TrainArgs, build_parser
 from deckgym.training.reporting import time_left  # noqa: E402
-from tests.test_layers import imported_modules, module_name  # noqa: E402
+from tests.test_layers import import_circles  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # rollouts of 8 games x 32 steps = 256 learner steps
@@ -121,19 +121,7 @@ def test_the_league_threshold_has_one_home(tmp_path):
 
 def test_the_training_package_imports_no_circle():
     """Lazy imports (inside functions) count: args -> expert_iteration -> train -> args was one."""
-    paths = {module_name(p): p for p in (ROOT / "training").glob("*.py")}
-    graph = {n: {m for m in imported_modules(p) if m in paths and m != n} for n, p in paths.items()}
-    circles = []
-
-    def walk(node: str, path: list[str]) -> None:
-        for nxt in sorted(graph[node]):
-            if nxt == path[0]:
-                circles.append(path + [nxt])
-            elif nxt not in path and nxt > path[0]:
-                walk(nxt, path + [nxt])
-
-    for start in sorted(graph):
-        walk(start, [start])
+    circles = import_circles(only=lambda mod: mod == "deckgym.training" or mod.startswith("deckgym.training."))
     assert not circles, circles
 
 
