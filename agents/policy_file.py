@@ -335,7 +335,10 @@ class PolicyNet:
     """The network of a policy file, rebuilt from its tensors and ``arch`` (torch, CPU, inference only).
 
     The layers are the ones ``torch.nn.Linear`` computes (``F.linear``) with the activation
-    between them, so the logits are bit for bit those of the engine that trained it.
+    between them: on the same processor and BLAS kernel the logits are bit for bit those of the
+    engine that trained it. Another kernel sums the float32 products in another order, so on
+    another machine they agree within a few ulps times the square root of the layer sizes (the
+    bound of ``tests/float_bounds.py``), and the moves agree wherever the best one leads by more.
     """
 
     def __init__(self, tensors: dict[str, Any], meta: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ actions, hand-built decoded views for the planners' tests, and a random-play gen
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator
 
 import numpy as np
@@ -16,6 +17,12 @@ from leastscore_env.state import NUM_ACTIONS as LEASTSCORE_NUM_ACTIONS
 from racko_env.state import ACTION_NAMES as RACKO_ACTION_NAMES
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
 from racko_env.rules import RackoRules
+
+
+def torch_threads() -> int:
+    """The torch thread count the tests use: ``DECKGYM_TEST_TORCH_THREADS`` (default 1), so the
+    portability check can rerun the suite with 2 threads (another split of every matrix product)."""
+    return int(os.environ.get("DECKGYM_TEST_TORCH_THREADS", "1"))
 
 
 def make_core(game: str, players: int | None = None, episode: str = "round", reward: str = "win", **rules_kwargs: Any) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
+
+from tests.conftest import torch_threads
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -18,7 +20,7 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 from deckgym.training import behaviour_cloning, train  # noqa: E402
 from deckgym.training.behaviour_cloning import collect_teacher_samples  # noqa: E402
 
-torch.set_num_threads(1)
+torch.set_num_threads(torch_threads())
 
 
 def _args(tmp_path, *extra):

@@ -22,9 +22,9 @@ from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from deckgym.evaluation.arena import evaluate  # noqa: E402
 from deckgym.training.vec_env import CoreVecEnv  # noqa: E402
-from tests.conftest import random_legal  # noqa: E402
+from tests.conftest import random_legal, torch_threads  # noqa: E402
 
-torch.set_num_threads(1)
+torch.set_num_threads(torch_threads())
 GAMES = [("racko", 2), ("racko", 4), ("leastscore", 4)]
 
 

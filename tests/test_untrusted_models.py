@@ -25,11 +25,11 @@ import pytest
 from deckgym.agents.policy_file import PickleRefused
 from deckgym.agents.registry import make_agent
 from deckgym.cli import main as cli
-from tests.conftest import make_core
+from tests.conftest import make_core, torch_threads
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
-torch.set_num_threads(1)
+torch.set_num_threads(torch_threads())
 
 
 class Payload:
