@@ -20,7 +20,7 @@ Models of the opponents' unknown cards:
 * ``"uniform"``: every consistent assignment equally likely;
 * ``"tilt"``: each card weighted ``exp(-skew · value)``, the skew of the calibrated opponent
   model that ``leastscore:expect`` and ``leastscore:dp`` declare with
-  (``leastscore_env.plan.calibrated_skew``: it grows with the opponent's turns and unknown
+  (``leastscore_env.planning.plan.calibrated_skew``: it grows with the opponent's turns and unknown
   cards): players keep low cards and throw high ones;
 * ``"prior"``: each card weighted by its rank's over-representation in the unknown cards of
   ``leastscore:dp`` players, by the opponent's turns played and its number of unknown cards,
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, PAD, RANK, VALUE
-from leastscore_env.plan import DISCARD_SLOTS, calibrated_skew
+from leastscore_env.planning.plan import DISCARD_SLOTS, calibrated_skew
 from leastscore_env.state import HAND_MAX, LeastScoreInfoState, LeastScoreState
 from leastscore_env.tables import DECLARE_BIT, DRAW_ACTIONS_WORD, words_of
 

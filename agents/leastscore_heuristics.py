@@ -1,7 +1,7 @@
 """Heuristic Least Score agents, batched over ``B`` games (no Python loop over games).
 
 Thin agent classes: the decisions are ``deckgym.agents.leastscore_plan``'s, on the building blocks of
-``leastscore_env.plan`` and ``leastscore_env.dp`` (shared with the learners' derived features).
+``leastscore_env.planning.plan`` and ``leastscore_env.planning.dp`` (shared with the learners' derived features).
 
 * ``leastscore:greedy`` (:class:`GreedyAgent`): throw away the most points now, take low or
   matching floor cards, declare at a fixed small total.
@@ -11,12 +11,12 @@ Thin agent classes: the decisions are ``deckgym.agents.leastscore_plan``'s, on t
 * ``leastscore:expect`` (:class:`ExpectAgent`): counting's discards and draws, a declare rule
   on the expected L8 outcome under a calibrated opponent model.
 * ``leastscore:dp`` (:class:`DPAgent`): every hand valued by a dynamic program over the race
-  to declare (``leastscore_env.dp``); the strongest of the four (EVALUATION.md).
+  to declare (``leastscore_env.planning.dp``); the strongest of the four (EVALUATION.md).
 
 All read only the player's observation: greedy and expect through ``core.obs_view``
 (fields ``hand_mask``, ``floor``, ``dead``, ``seen``, ``opp_known``, ``opp_hand_size``,
 ``alive``, ``can_declare``, ``deck_size``, ``turn``), counting and dp decode the same fields
-row by row in compiled code (``leastscore_env.feature_kernels``). Each scores the actions and
+row by row in compiled code (``leastscore_env.planning.feature_kernels``). Each scores the actions and
 picks the best legal one: the legal-action mask
 already encodes which discard groups are legal (L5) and whether declaring is allowed (L7).
 Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
@@ -35,8 +35,8 @@ import numpy as np
 from deckgym.agents.base import Agent
 from deckgym.agents.leastscore_plan import counting_actions_obs, dp_actions_obs, expect_actions, greedy_actions
 from deckgym.agents.params import Range
-from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN
-from leastscore_env.plan import rules_kwargs, rules_sequences
+from leastscore_env.planning.dp import DEFAULT_LAM, DEFAULT_MARGIN
+from leastscore_env.planning.plan import rules_kwargs, rules_sequences
 
 
 class GreedyAgent(Agent):
@@ -90,9 +90,9 @@ class ExpectAgent(Agent):
 
     The opponents' unknown cards are drawn from the unseen pool tilted low by a skew
     calibrated on self-play (it grows with the rounds played and the number of unknown
-    cards, ``leastscore_env.plan.calibrated_skew``). Declare (L7) when the win share minus
+    cards, ``leastscore_env.planning.plan.calibrated_skew``). Declare (L7) when the win share minus
     ``points_weight`` × expected L8 points of declaring beats the fitted value of playing
-    on by more than ``margin`` (``leastscore_env.plan.expect_plan``).
+    on by more than ``margin`` (``leastscore_env.planning.plan.expect_plan``).
     """
 
     spec = "leastscore:expect"
@@ -115,14 +115,14 @@ class DPAgent(Agent):
     Every hand (as a multiset of ranks) gets a worth by backward induction over our turns:
     declare (L7/L8) or discard the best group (L5) and draw, with the chance that an opponent
     declares first and the opponents' totals taken from ``leastscore:counting`` self-play
-    (``leastscore_env.dp``). Discards and draws pick the action whose resulting hand is worth
+    (``leastscore_env.planning.dp``). Discards and draws pick the action whose resulting hand is worth
     most (deck cards weighted by the unseen pool, floor cards as seen); declare when the
     calibrated chance of a true declaration, less ``lam`` × the expected L8 points, beats
     playing on by more than ``margin``. The utility is ``win share − lam · round points``.
     """
 
     spec = "leastscore:dp"
-    params: dict[str, Any] = {"lam": DEFAULT_LAM, "margin": DEFAULT_MARGIN}  # why these values: leastscore_env.dp
+    params: dict[str, Any] = {"lam": DEFAULT_LAM, "margin": DEFAULT_MARGIN}  # why these values: leastscore_env.planning.dp
     param_ranges = {"lam": Range(0, None, why="weight of the round points"), "margin": Range()}
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ Each function picks one legal action per row from the player's own observation: 
 compiled pass for :func:`counting_actions_obs` and :func:`dp_actions_obs` (what the agents
 of ``deckgym.agents.leastscore_heuristics`` call). The building blocks they share with the learners'
 derived features (decoding, the opponent model, counting's scores, expect's plan, dp's
-value tables) stay in the game package: ``leastscore_env.plan`` and ``leastscore_env.dp``.
+value tables) stay in the game package: ``leastscore_env.planning.plan`` and ``leastscore_env.planning.dp``.
 Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 
 from deckgym.core import best_legal, obs_rows
 from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
-from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
-from leastscore_env.plan import (CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS, counting_params, counting_scores, decode,
+from leastscore_env.planning.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
+from leastscore_env.planning.plan import (CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS, counting_params, counting_scores, decode,
                                  decoded, expect_plan)
 
 
@@ -83,7 +83,7 @@ def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma
                          sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`counting_actions` straight from ``core``'s observations ``(B, obs_size)``: one
     compiled pass decodes and plans each row (``feature_kernels.counting_actions_rows``)."""
-    from leastscore_env.feature_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
+    from leastscore_env.planning.feature_kernels import counting_actions_rows, layout, mask_rows  # numba: on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])
@@ -94,7 +94,7 @@ def counting_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, gamma
 
 
 def expect_actions(view: dict[str, np.ndarray], masks: np.ndarray, **kwargs: Any) -> np.ndarray:
-    """The ``leastscore:expect`` actions (see ``leastscore_env.plan.expect_plan``)."""
+    """The ``leastscore:expect`` actions (see ``leastscore_env.planning.plan.expect_plan``)."""
     return expect_plan(view, masks, **kwargs)["action"]
 
 
@@ -113,7 +113,7 @@ def dp_plan(view: dict[str, np.ndarray], masks: np.ndarray, *, lam: float = DEFA
     ``play_on`` (utility of the best discard, or of the best draw in the draw phase) and
     ``values`` (B, 38): each legal action's utility (−inf elsewhere; declare holds ``declare``).
     """
-    from leastscore_env.plan_kernels import dp_rows  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import dp_rows  # numba: loaded on first use
 
     masks = np.ascontiguousarray(masks, dtype=bool)
     b = masks.shape[0]
@@ -134,7 +134,7 @@ def dp_actions_obs(core: Any, obs: np.ndarray, masks: np.ndarray, *, lam: float 
                    tie_wins: bool = True, penalty: float = 20.0, sequence_lengths: tuple[int, ...] = (3, 5)) -> np.ndarray:
     """:func:`dp_actions` straight from ``core``'s observations ``(B, obs_size)``: one compiled
     pass decodes and plans each row (``feature_kernels.dp_actions_rows``)."""
-    from leastscore_env.feature_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
+    from leastscore_env.planning.feature_kernels import dp_actions_rows, layout, mask_rows  # numba: loaded on first use
 
     obs = obs_rows(core, obs)
     masks = mask_rows(masks, obs.shape[0])

@@ -38,8 +38,8 @@ from deckgym.agents.params import Choice, Range
 from deckgym.agents.pimc import PIMCSearchAgent, keep_unless_beaten
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.state import DECLARE, NUM_ACTIONS
-from leastscore_env.dp import DEFAULT_LAM
-from leastscore_env.plan import rules_kwargs, rules_sequences
+from leastscore_env.planning.dp import DEFAULT_LAM
+from leastscore_env.planning.plan import rules_kwargs, rules_sequences
 
 __all__ = ["LeastScoreSearchAgent", "rollout_values", "ROLLOUTS"]
 

@@ -325,8 +325,8 @@ class RackoBelief:
 def last_turn_loglik(core: Any, v: dict[str, np.ndarray], worlds: RackoState, M: int, temp: float) -> np.ndarray:
     """``(B·M,)`` log-likelihood of the last opponent's last turn in each world under the
     planner (``sequence_plan``'s costs, softmax at ``temp``); 0 where the history shows none."""
-    from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
-    from racko_env.plan_constants import BIG
+    from racko_env.planning.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.planning.plan_constants import BIG
     from racko_env.state import PLACE_DISCARD, PLACE_DRAWN
 
     P = core.num_players
@@ -388,7 +388,7 @@ def _place_loglik(core: Any, rack: np.ndarray, hand: np.ndarray, phase: np.ndarr
                   temp: float, extra: dict[str, np.ndarray]) -> np.ndarray:
     """Log-probability of placing ``hand`` by ``chosen`` (slot 0..9, or 10: thrown) under the
     planner's costs of ``rack`` (softmax at ``temp``; a placement that goes out is 10 turns better)."""
-    from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
+    from racko_env.planning.plan import DEFAULT_SEQUENCE_PARAMS, sequence_plan
     from racko_env.state import PLACE_DRAWN
 
     R = len(rack)

@@ -1,5 +1,5 @@
 """Rack-O heuristics of increasing strength: ``racko:bucket`` < ``racko:ranges`` < ``racko:sequence``
-< ``racko:lookahead`` (the last two play the planner of ``racko_env.plan``).
+< ``racko:lookahead`` (the last two play the planner of ``racko_env.planning.plan``).
 
 Every agent is a pure, batched numpy function over the decoded observation
 (``core.obs_view(obs)``: ``rack`` (B, 10) slot 1 first, ``phase``, ``hand``, ``discard_top``,
@@ -22,9 +22,9 @@ import numpy as np
 from deckgym.agents.base import Agent
 from deckgym.agents.params import Choice, Range
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE
-from racko_env.plan import (DEFAULT_SEQUENCE_PARAMS, candidate_racks, goes_out, plan_choices,
+from racko_env.planning.plan import (DEFAULT_SEQUENCE_PARAMS, candidate_racks, goes_out, plan_choices,
                              plan_with_outlook, sequence_plan, take_by_outlook)
-from racko_env.plan_constants import SLOTS
+from racko_env.planning.plan_constants import SLOTS
 
 __all__ = [
     "BucketAgent",
@@ -232,7 +232,7 @@ def sequence_decide(
     rng: np.random.Generator | None = None,
     params: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Sequence: keep the cheapest-to-complete increasing subsequence (see ``racko_env.plan.sequence_costs``).
+    """Sequence: keep the cheapest-to-complete increasing subsequence (see ``racko_env.planning.plan.sequence_costs``).
 
     Every decision evaluates the 11 candidate racks (unchanged, or the card in each slot)
     with the DP and plays the cheapest; the discard is taken only when placing it cuts the
@@ -253,7 +253,7 @@ def lookahead_decide(
 
     Instead of sequence's fixed ``take_margin``, the take/draw choice compares the best
     placement of the discard top with the expected result of drawing
-    (:func:`racko_env.plan.draw_outlook`: the planner's best play of each unseen value,
+    (:func:`racko_env.planning.plan.draw_outlook`: the planner's best play of each unseen value,
     averaged). Placing is as in sequence.
     """
     return _planner_decide(view, masks, rules, rng, params, outlook=True)

@@ -35,10 +35,10 @@ from deckgym.agents.racko_belief import BELIEF_MODELS, OPPONENT_MODELS, RackoBel
 from deckgym.agents.params import Choice, Range
 from deckgym.agents.pimc import PIMCSearchAgent, keep_unless_beaten
 from deckgym.agents.racko_heuristics import lookahead_decide
-from racko_env.plan import DEFAULT_SEQUENCE_PARAMS
+from racko_env.planning.plan import DEFAULT_SEQUENCE_PARAMS
 from racko_env.core import RackoCore
-from racko_env.plan import sequence_plan
-from racko_env.plan_constants import BIG
+from racko_env.planning.plan import sequence_plan
+from racko_env.planning.plan_constants import BIG
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, TAKE
 
 __all__ = ["RackoSearchAgent", "rollout_values"]

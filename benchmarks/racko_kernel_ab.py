@@ -2,7 +2,7 @@
 
     python benchmarks/racko_kernel_ab.py [--before 4717455] [--sizes 1,4,16,128,1024] [--players 2] [--rounds 5]
 
-Loads ``racko_env/sequence_kernel.py`` as it was at ``--before`` (``git show``) next to this
+Loads ``racko_env/planning/sequence_kernel.py`` as it was at ``--before`` (``git show``) next to this
 tree's, builds the kernel's inputs from observations of random play (the features' decision
 card, and the 16 outlook cards on the rows that choose between the discard and a draw),
 checks that both kernels give the same costs and outlooks, then times them alternately in
@@ -28,13 +28,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from benchmarks.feature_speed import observation_batches  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
-from racko_env import plan  # noqa: E402
-from racko_env import sequence_kernel as now_kernel  # noqa: E402
+from racko_env.planning import plan  # noqa: E402
+from racko_env.planning import sequence_kernel as now_kernel  # noqa: E402
 
 
 def load_kernel(commit: str, folder: str) -> Any:
     """The kernel module of ``commit``, imported from a copy in ``folder``."""
-    src = subprocess.run(["git", "show", f"{commit}:racko_env/sequence_kernel.py"], capture_output=True, text=True, check=True).stdout
+    src = subprocess.run(["git", "show", f"{commit}:racko_env/planning/sequence_kernel.py"], capture_output=True, text=True, check=True).stdout
     path = os.path.join(folder, "sequence_kernel_before.py")
     with open(path, "w") as f:
         f.write(src)

@@ -7,7 +7,7 @@ caller's; CPU time, as the machine may be shared) and
 trains the same MaskablePPO as ``benchmarks.train_bench`` (``deckgym train``'s sizes) for a
 few rollouts after a warm-up one. The parts:
 
-- ``features: planner kernel`` (Rack-O: ``racko_env.plan._run_kernel``, the compiled DP) and
+- ``features: planner kernel`` (Rack-O: ``racko_env.planning.plan._run_kernel``, the compiled DP) and
   ``features: the rest`` (``derived_features`` around it), for the learner's rows; the
   same kernel called by a planning opponent is ``opponents: planner kernel``;
 - ``opponents`` (their ``act`` calls, through ``play_out``);
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     wrap(core_class, "observe", "observe")
     wrap(game_entry(args.game).features(), "derived_features", "features: the rest")
     if args.game == "racko":
-        import racko_env.plan as plan
+        import racko_env.planning.plan as plan
 
         wrap(plan, "_run_kernel", "planner kernel")
     wrap(playout, "act_by_owner", "opponents")

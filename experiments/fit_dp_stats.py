@@ -1,8 +1,8 @@
 """Fit the opponent statistics behind ``leastscore:dp`` from ``leastscore:counting`` self-play.
 
-    python -m experiments.fit_dp_stats --games 20000 --seed 0 --out leastscore_env/data/dp_stats.npz
+    python -m experiments.fit_dp_stats --games 20000 --seed 0 --out leastscore_env/planning/data/dp_stats.npz
 
-The Least Score DP (``leastscore_env.dp``) needs, for each player count ``P``, each
+The Least Score DP (``leastscore_env.planning.dp``) needs, for each player count ``P``, each
 position ``p`` in the round's turn order (0 = first to play) and each of our turns ``n``:
 
 * ``m_hist[p, n, t]``: how often the lowest opponent total was ``t`` when we could declare
@@ -33,7 +33,7 @@ from deckgym.agents.registry import make_agent
 from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.state import DECLARE
-from leastscore_env.dp import HAND_SIZES, MAX_TOTAL, NMAX
+from leastscore_env.planning.dp import HAND_SIZES, MAX_TOTAL, NMAX
 
 
 def selfplay(P: int, games: int, seed: int, spec: str = "leastscore:counting") -> dict[str, np.ndarray]:
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--games", type=int, default=20000, help="self-play rounds per player count")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--players", type=int, nargs="+", default=list(range(2, 9)))
-    ap.add_argument("--out", default="leastscore_env/data/dp_stats.npz")
+    ap.add_argument("--out", default="leastscore_env/planning/data/dp_stats.npz")
     args = ap.parse_args(argv)
     if args.games < 100:
         ap.error(f"--games must be at least 100, got {args.games}")

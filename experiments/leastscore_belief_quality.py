@@ -22,7 +22,7 @@ from deckgym.agents.leastscore_belief import BELIEF_MODELS, LeastScoreBelief
 from deckgym.agents.registry import make_agent
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.state import DECLARE
-from leastscore_env.plan import declare_outlook, decode
+from leastscore_env.planning.plan import declare_outlook, decode
 from leastscore_env.rules import LeastScoreRules
 
 

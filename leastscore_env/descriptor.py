@@ -42,7 +42,7 @@ GAME = GameSpec(
     eval_against=("leastscore:counting", "leastscore:greedy"),
     demo_players=4,
     decisions_per_seat=4.5,
-    features="leastscore_env.features",
+    features="leastscore_env.planning.features",
     invariants="leastscore_env.invariants",
     belief="deckgym.agents.leastscore_belief:LeastScoreBelief",
 )

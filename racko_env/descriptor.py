@@ -42,7 +42,7 @@ GAME = GameSpec(
     eval_against=("racko:sequence", "racko:ranges"),
     demo_players=2,
     decisions_per_seat=20.0,
-    features="racko_env.features",
+    features="racko_env.planning.features",
     invariants="racko_env.invariants",
     belief="deckgym.agents.racko_belief:RackoBelief",
 )

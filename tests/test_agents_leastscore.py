@@ -13,7 +13,7 @@ from deckgym.agents.random_agent import RandomAgent
 from deckgym.playout import play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules, card_value, parse_card
 from leastscore_env.state import DECLARE, DRAW_DECK, TAKE_FLOOR
-from leastscore_env.plan import DISCARD_SLOTS, best_group_value
+from leastscore_env.planning.plan import DISCARD_SLOTS, best_group_value
 from tests.conftest import make_core
 from deckgym.evaluation.arena import evaluate
 

@@ -16,7 +16,7 @@ from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from racko_env.core import RackoCore
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DISCARD, PLACE_DRAWN, TAKE
-from racko_env.plan import availability, candidate_racks, goes_out, sequence_costs
+from racko_env.planning.plan import availability, candidate_racks, goes_out, sequence_costs
 from racko_env.rules import RackoRules
 from tests.conftest import racko_view, slot
 from tests.oracles.racko_plan import sequence_costs_reference

@@ -206,10 +206,9 @@ def test_checker_allows(tmp_path, where, source):
 
 
 def _kernel_cycles(game: str) -> list[list[str]]:
-    """Import circles among a game's planner and kernel modules (``plan*``, ``*kernel*``), lazy imports included."""
+    """Import circles among a game's planner and kernel modules (its ``planning`` package), lazy imports included."""
     def planner_or_kernel(mod: str) -> bool:
-        package, _, leaf = mod.rpartition(".")
-        return package == game and ("plan" in leaf or "kernel" in leaf)
+        return mod.startswith(f"{game}.planning.")
     return import_circles(only=planner_or_kernel)
 
 
@@ -223,7 +222,7 @@ def test_planner_and_kernels_import_no_circle(game):
 @pytest.mark.parametrize("game", GAMES)
 def test_the_planners_shared_constants_import_nothing(game):
     # nothing of the repository, numpy or numba: the planner and every kernel can import them
-    assert imported_modules(ROOT / game / "plan_constants.py") <= {"collections", "collections.namedtuple"}
+    assert imported_modules(ROOT / game / "planning" / "plan_constants.py") <= {"collections", "collections.namedtuple"}
 
 
 # -- no import circle, no re-export (every module of the installed packages and the tools) --------

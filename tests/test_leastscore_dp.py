@@ -1,4 +1,4 @@
-"""leastscore_env/dp.py (``leastscore:dp``): the hand tables against the core's L5 legality,
+"""leastscore_env/planning/dp.py (``leastscore:dp``): the hand tables against the core's L5 legality,
 the Bellman equations of the values, hand-built L7/L8 decisions, and the stats fit."""
 
 import itertools
@@ -6,12 +6,12 @@ import itertools
 import numpy as np
 import pytest
 
-import leastscore_env.dp as dp
+import leastscore_env.planning.dp as dp
 from deckgym.agents.leastscore_plan import dp_plan
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.cards import RANK_VALUE
 from leastscore_env.state import DECLARE
-from leastscore_env.plan import CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS
+from leastscore_env.planning.plan import CARD_RANK, DISCARD_SLOTS, NUM_DISCARDS
 from tests.conftest import leastscore_mask, leastscore_random_play, leastscore_view
 
 
@@ -192,7 +192,7 @@ def test_fit_tally_on_a_hand_built_record():
 
 @pytest.mark.parametrize("P", [4, 3])
 def test_features_v3_hold_dp_decision(P):
-    import leastscore_env.features as F
+    import leastscore_env.planning.features as F
     from deckgym.agents.leastscore_heuristics import DPAgent
     assert F.FEATURES_VERSION == 3
     for core, obs, m in leastscore_random_play(P, steps=40):
@@ -219,7 +219,7 @@ def test_shipped_model_loads_with_features_v3_and_plays_as_dp():
     """models/leastscore_4p.safetensors clones leastscore:dp (model card): same moves on random-play states."""
     from deckgym.agents.leastscore_heuristics import DPAgent
     from deckgym.agents.ppo import PPOAgent, read_metadata
-    import leastscore_env.features as F
+    import leastscore_env.planning.features as F
 
     path = "models/leastscore_4p.safetensors"
     meta = read_metadata(path)

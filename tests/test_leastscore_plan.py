@@ -1,4 +1,4 @@
-"""leastscore_env/plan.py: the expect declare rule (L7/L8), the calibrated opponent model,
+"""leastscore_env/planning/plan.py: the expect declare rule (L7/L8), the calibrated opponent model,
 features v2, and counting/greedy/features-v1 unchanged by the move out of agents/."""
 
 import hashlib
@@ -6,11 +6,11 @@ import hashlib
 import numpy as np
 import pytest
 
-import leastscore_env.features as F
+import leastscore_env.planning.features as F
 from deckgym.agents.leastscore_plan import counting_actions, greedy_actions
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.state import DECLARE
-from leastscore_env.plan import (
+from leastscore_env.planning.plan import (
     calibrated_skew,
     decode,
     declare_outlook,
@@ -97,7 +97,7 @@ def test_unknown_sum_pmfs_match_brute_force_enumeration():
 
 
 # sha256[:16] of counting actions, greedy actions and v1 features over _random_play, computed
-# with the code before the move to leastscore_env/plan.py (commit 8cab481)
+# with the code before the move to leastscore_env/planning/plan.py (commit 8cab481)
 REFERENCE = {4: ("60044969710b81fb", "5c43185cc2b876b4", "5f09565c5aa60801"),
              2: ("e1f135ae42c2dbbb", "68c94d623ee4e9a6", "e2834da446ed9306")}
 
@@ -143,7 +143,7 @@ def _best_group_value_reference(counts, sequence_lengths):
     from numpy.lib.stride_tricks import sliding_window_view
 
     from leastscore_env.cards import RANK_VALUE
-    from leastscore_env.plan import _RANK_VALUE_EXT
+    from leastscore_env.planning.plan import _RANK_VALUE_EXT
 
     present = counts > 0
     best = np.max(np.where(present, RANK_VALUE, 0), axis=-1)
@@ -163,7 +163,7 @@ def _best_group_value_reference(counts, sequence_lengths):
 def test_best_group_value_tables_equal_the_direct_reading(lengths):
     """L5: the table lookup gives exactly the direct computation, for every rules variant
     of sequence lengths, on random rank counts shaped like the lookahead's (b, K, 13, 13)."""
-    from leastscore_env.plan import best_group_value
+    from leastscore_env.planning.plan import best_group_value
 
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 5, size=(16, 31, 13, 13)) * (rng.random((16, 31, 13, 13)) < 0.35)

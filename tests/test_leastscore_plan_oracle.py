@@ -1,6 +1,6 @@
 """The compiled Least Score planner loops give bit for bit what the numpy planners gave.
 
-``tests/oracles`` keeps the numpy versions of ``leastscore_env.plan``, ``.dp`` and
+``tests/oracles`` keeps the numpy versions of ``leastscore_env.planning.plan``, ``.dp`` and
 ``.features``; here both run on many random states (2 to 8 players, rule variants) and every
 feature column, value and action must be identical, not merely close.
 """
@@ -12,10 +12,10 @@ import pytest
 
 import deckgym.agents.leastscore_plan as AP
 from deckgym.agents.registry import make_agent
-from leastscore_env import dp, features as F, feature_kernels, plan
+from leastscore_env.planning import dp, features as F, feature_kernels, plan
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.state import DECLARE
-from leastscore_env.plan_constants import Decoded
+from leastscore_env.planning.plan_constants import Decoded
 from leastscore_env.rules import LeastScoreRules
 from tests.oracles import leastscore_dp as OD
 from tests.oracles import leastscore_features as OF

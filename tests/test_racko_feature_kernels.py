@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from racko_env import features as F
-from racko_env import plan
+from racko_env.planning import features as F
+from racko_env.planning import plan
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from tests.oracles import racko_features as OF
@@ -149,6 +149,6 @@ def test_pairwise_sum_is_numpys_sum():
 
 
 def test_importing_the_game_does_not_load_numba():
-    code = "import sys, racko_env, racko_env.features, racko_env.plan; print('numba' in sys.modules)"
+    code = "import sys, racko_env, racko_env.planning.features, racko_env.planning.plan; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -1,5 +1,5 @@
-"""The Rack-O sequence planner (racko_env/plan.py), the lookahead heuristic and the
-versioned derived features built on them (racko_env/features.py)."""
+"""The Rack-O sequence planner (racko_env/planning/plan.py), the lookahead heuristic and the
+versioned derived features built on them (racko_env/planning/features.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
 from deckgym.agents.registry import make_agent
-from racko_env import features as F
+from racko_env.planning import features as F
 from racko_env.core import RackoCore
-from racko_env.plan import (
+from racko_env.planning.plan import (
     availability,
     candidate_racks,
     draw_outlook,

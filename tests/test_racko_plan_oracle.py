@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from deckgym.agents.racko_heuristics import lookahead_decide, sequence_decide
-from racko_env import features as F
-from racko_env import plan
+from racko_env.planning import features as F
+from racko_env.planning import plan
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from tests.oracles import racko_features as OF
@@ -103,7 +103,7 @@ def test_costs_of_many_cards_and_the_exact_outlook_match(kw):
 def test_every_lane_layout_of_the_kernel_matches(kw):
     """Batches of one row, fewer outlook rows than ``ROW_LANES`` (lanes over (row, card)), more
     (lanes over rows), and more rows than a ``BLOCK`` with a partial last block."""
-    from racko_env.sequence_kernel import BLOCK, ROW_LANES
+    from racko_env.planning.sequence_kernel import BLOCK, ROW_LANES
 
     rules = RackoRules(**kw)
     obs = np.concatenate([o for _, o, _ in _states(rules, B=BLOCK, seed=4, every=5, steps=20)])

@@ -196,7 +196,7 @@ def test_features_shape_and_only_observation(game, players):
 
 
 def test_racko_features_semantics():
-    from racko_env.features import FEATURE_NAMES, derived_features, lis_length
+    from racko_env.planning.features import FEATURE_NAMES, derived_features, lis_length
 
     core = game_entry("racko").make_core(game_entry("racko").make_rules(num_players=2))
     rack = [1, 2, 3, 10, 14, 18, 22, 26, 30, 5]

@@ -16,7 +16,7 @@ first. This module values every hand by backward induction over our own turns:
   reach turn ``n + 1``;
 * the opponents' side (lowest totals, how often and how low they declare) comes from
   ``leastscore:counting`` self-play, fitted by ``python -m experiments.fit_dp_stats`` into
-  ``leastscore_env/data/dp_stats.npz`` (per player count 2..8). They are statistics of a
+  ``leastscore_env/planning/data/dp_stats.npz`` (per player count 2..8). They are statistics of a
   default-rules game; other rule variants reuse them (an approximation).
 
 At a decision the agent uses what it sees: the unseen pool's rank odds for the draw, the
@@ -24,7 +24,7 @@ floor cards it could take (L4), and, for declaring now, the calibrated opponent 
 ``plan.declare_outlook`` (their known cards and hand sizes). Batched over ``B`` games; the
 only loop is over the distinct numbers of live players in the batch.
 
-It pins ``leastscore_env.dp`` (the value tables, and the compiled ``plan_kernels`` rows) and
+It pins ``leastscore_env.planning.dp`` (the value tables, and the compiled ``plan_kernels`` rows) and
 the dp decisions of ``deckgym.agents.leastscore_plan``, bit for bit.
 """
 
@@ -46,7 +46,7 @@ NMAX = 12  # our turns tracked one by one; later turns share the last (stationar
 HAND_SIZES = pl.HAND_SLOTS + 1  # the opponents' side is fitted per our hand size 0..5
 SHRINK = 50.0  # pseudo-count pulling a sparse hand-size cell towards its turn's pooled value
 import leastscore_env
-STATS_PATH = os.path.join(os.path.dirname(leastscore_env.__file__), "data", "dp_stats.npz")
+STATS_PATH = os.path.join(os.path.dirname(leastscore_env.__file__), "planning", "data", "dp_stats.npz")
 
 
 # --------------------------------------------------------------------------- hands

@@ -25,7 +25,7 @@ block                   cols     meaning
 ======================  =======  ==============================================================
 
 Version 2 (``num_features = 94 + 2·(P − 1)``) appends the ``leastscore:expect`` heuristic's
-decision (``leastscore_env.plan.expect_plan``), from a legal mask rebuilt from the
+decision (``leastscore_env.planning.plan.expect_plan``), from a legal mask rebuilt from the
 observation (L5 groups, L7 ``can_declare``, the floor):
 
 ======================  =======  ==============================================================
@@ -38,7 +38,7 @@ observation (L5 groups, L7 ``can_declare``, the floor):
 ======================  =======  ==============================================================
 
 Version 3 (the same size as version 2) replaces that block with the ``leastscore:dp``
-heuristic's decision (``leastscore_env.dp.dp_plan``, same legal mask):
+heuristic's decision (``leastscore_env.planning.dp.dp_plan``, same legal mask):
 
 ======================  =======  ==============================================================
 ``dp_action``           38       one-hot of the action dp would play

@@ -10,7 +10,7 @@ action mask, over ``B`` games (no Python loop over games; tables are built at im
   (``leastscore:expect``): the heuristics' decisions (``leastscore:greedy`` has no
   compiled path to pin: it is plain numpy in ``deckgym.agents.leastscore_plan``).
 
-It pins ``leastscore_env.plan`` (and the compiled ``plan_kernels`` behind it) and the
+It pins ``leastscore_env.planning.plan`` (and the compiled ``plan_kernels`` behind it) and the
 heuristics' decisions built on it in ``deckgym.agents.leastscore_plan``, bit for bit. Rule ids (L4, L5, L7, L8) refer to ``docs/RULES.md``.
 
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``

@@ -32,7 +32,7 @@ Rows where there is no such card (no card in hand in the choose phase, an empty 
 pile) are zero in that card's blocks.
 
 Versions 2 (92 columns) and 3 (``FEATURES_VERSION = 3``, 94 columns) append the sequence
-planner's view (``racko_env.plan``, the DP behind ``racko:sequence`` and ``racko:lookahead``,
+planner's view (``racko_env.planning.plan``, the DP behind ``racko:sequence`` and ``racko:lookahead``,
 computed from the same observation) of the card the player decides about (the discard top
 when choosing, the card in hand when placing). Version 2 has only ``plan_delta``,
 ``plan_keep`` and ``plan_action`` (then the action of ``racko:sequence``); version 3 has all

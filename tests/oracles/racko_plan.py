@@ -5,7 +5,7 @@ values are still obtainable (not in the own rack, not known in an opponent's rac
 hand; cards in the discard pile weigh less, R6), and a dynamic programme over the slots
 that picks the increasing subsequence cheapest to complete, tracking the R7 run.
 
-It pins ``racko_env.plan`` (and the compiled ``plan_kernels`` and ``sequence_kernel`` behind
+It pins ``racko_env.planning.plan`` (and the compiled ``plan_kernels`` and ``sequence_kernel`` behind
 it): the tests check that the shipped planner gives these costs and decisions bit for bit.
 """
 

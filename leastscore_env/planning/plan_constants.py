@@ -1,4 +1,4 @@
-"""What the Least Score planner (``leastscore_env.plan``) and its compiled kernels share: the
+"""What the Least Score planner (``leastscore_env.planning.plan``) and its compiled kernels share: the
 layout of a decoded observation batch (``plan.decoded`` builds one from ``plan.decode``,
 ``plan_kernels`` read it, ``feature_kernels.decode_row`` fills one from observation rows). It
 imports nothing but the standard library, so no import circle and no compiler at import."""

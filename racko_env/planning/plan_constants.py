@@ -1,4 +1,4 @@
-"""The constants the Rack-O planner's numpy code (``racko_env.plan``) and its compiled kernels
+"""The constants the Rack-O planner's numpy code (``racko_env.planning.plan``) and its compiled kernels
 (``plan_kernels``, ``sequence_kernel``, ``feature_kernels``) share. It imports nothing, so
 every one of them can import it without an import circle."""
 

@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
-from leastscore_env.plan_kernels import NUM_DISCARDS, counting_row, dp_rows, first_best, scratch
-from leastscore_env.plan_constants import Decoded
+from leastscore_env.planning.plan_kernels import NUM_DISCARDS, counting_row, dp_rows, first_best, scratch
+from leastscore_env.planning.plan_constants import Decoded
 from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
 from leastscore_env.state import HAND_MAX as HAND_SLOTS
 

@@ -1,4 +1,4 @@
-"""Compiled longest strictly increasing subsequence of many racks (``racko_env.features.lis_length``).
+"""Compiled longest strictly increasing subsequence of many racks (``racko_env.planning.features.lis_length``).
 
 numba compiles it on first use and caches the machine code (``cache=True``).
 """

@@ -16,7 +16,7 @@ first. This module values every hand by backward induction over our own turns:
   reach turn ``n + 1``;
 * the opponents' side (lowest totals, how often and how low they declare) comes from
   ``leastscore:counting`` self-play, fitted by ``python -m experiments.fit_dp_stats`` into
-  ``leastscore_env/data/dp_stats.npz`` (per player count 2..8). They are statistics of a
+  ``leastscore_env/planning/data/dp_stats.npz`` (per player count 2..8). They are statistics of a
   default-rules game; other rule variants reuse them (an approximation).
 
 At a decision the agent uses what it sees: the unseen pool's rank odds for the draw, the
@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from leastscore_env import plan as pl
+from leastscore_env.planning import plan as pl
 from leastscore_env.cards import NUM_RANKS, RANK_VALUE
 from leastscore_env.state import HAND_MAX, NUM_ACTIONS
-from leastscore_env.plan_constants import DPTables
+from leastscore_env.planning.plan_constants import DPTables
 
 MAX_TOTAL = pl.MAX_SUM  # 50: the largest hand total
 NMAX = 12  # our turns tracked one by one; later turns share the last (stationary) values
@@ -224,7 +224,7 @@ def solve(num_players: int, lam: float, tie_wins: bool = True, penalty: float = 
     """``V[p, n, h]`` (start of our turn ``n``) and ``X[p, n, h]`` (right after our turn ``n``:
     ``q E + (1 − q) V[n + 1]``), both ``(P, NMAX + 1, H)``. Turn ``NMAX`` and later share one
     stationary value (iterated ``tail_iters`` times; it contracts by ``1 − q`` per step)."""
-    from leastscore_env.plan_kernels import best_discard_then_draw  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import best_discard_then_draw  # numba: loaded on first use
 
     D, E, q = outcome_tables(num_players, lam, tie_wins, penalty)
     kept = np.ascontiguousarray(kept_table(tuple(sequence_lengths)))

@@ -3,7 +3,7 @@
 Pure, batched functions of a decoded observation (``core.obs_view``) and the legal action
 mask, over ``B`` games (no Python loop over games; tables are built at import). The
 per-game work of counting and expect (option values, opponents' totals, the L8 outlook)
-runs in the compiled row functions of ``leastscore_env.plan_kernels``.
+runs in the compiled row functions of ``leastscore_env.planning.plan_kernels``.
 
 * :func:`decode`: hand, floor, unseen pool and opponents' known cards as plain arrays;
 * :func:`best_group_value`, :func:`hand_potential`: what a hand could discard next (L5);
@@ -13,7 +13,7 @@ runs in the compiled row functions of ``leastscore_env.plan_kernels``.
   (``leastscore:expect``'s decision and the numbers behind it).
 
 It lives in the game package because the learners' derived features
-(``leastscore_env.features``, version 2) read expect's plan; the agents' decisions are in
+(``leastscore_env.planning.features``, version 2) read expect's plan; the agents' decisions are in
 ``deckgym.agents.leastscore_plan``. Games never import agents. Rule ids (L4, L5, L7, L8) refer to
 ``docs/RULES.md``.
 
@@ -34,7 +34,7 @@ from deckgym.core import best_legal
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUE, VALUE
 from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS
 from leastscore_env.state import HAND_MAX as HAND_SLOTS
-from leastscore_env.plan_constants import CountingParams, Decoded
+from leastscore_env.planning.plan_constants import CountingParams, Decoded
 
 NUM_DISCARDS = DECLARE  # actions 0..30 discard (L4)
 
@@ -199,7 +199,7 @@ def unknown_sum_pmfs(p: np.ndarray, kmax: int, select: np.ndarray | None = None)
     With ``select`` (ints, ``p``'s leading shape) only the distribution for k = ``select``
     is kept: ``(..., MAX_SUM + 1)``, without storing the others.
     """
-    from leastscore_env.plan_kernels import unknown_sum_pmf_select  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import unknown_sum_pmf_select  # numba: loaded on first use
 
     lead = p.shape[:-1]
     flat = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, p.shape[-1])
@@ -219,7 +219,7 @@ def opponent_below_prob(d: dict[str, np.ndarray], my_total: np.ndarray, skew: fl
     values by ``exp(-skew * value)``: players keep their low cards), convolved exactly
     (``plan_kernels.below_row``).
     """
-    from leastscore_env.plan_kernels import below_rows  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import below_rows  # numba: loaded on first use
 
     D = decoded(d)
     probs = np.zeros(D.opp_size.shape)
@@ -252,7 +252,7 @@ def counting_params(gamma: float, refill: float, min_success: float | None, skew
 def _counting(d: dict[str, np.ndarray], masks: np.ndarray, legal_only: bool, *, gamma: float, refill: float,
               min_success: float | None, skew: float, tie_wins: bool, sequence_lengths: tuple[int, ...]) -> np.ndarray:
     """counting's scores; ``legal_only``: only of each row's legal actions (enough to pick one)."""
-    from leastscore_env.plan_kernels import counting_rows  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import counting_rows  # numba: loaded on first use
 
     b = masks.shape[0]
     scores = np.full((b, NUM_ACTIONS), -np.inf)
@@ -308,7 +308,7 @@ def opponent_total_cdf(d: dict[str, np.ndarray], skew: np.ndarray) -> np.ndarray
     cards drawn from the tilted pool), with one ``skew`` per opponent ``(B, P-1)``.
     Eliminated opponents get cdf 0 (never below anything).
     """
-    from leastscore_env.plan_kernels import opponent_cdf_rows  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import opponent_cdf_rows  # numba: loaded on first use
 
     b, q = d["opp_size"].shape
     p = d["pool_val_p"][:, None, :] * np.exp(-np.asarray(skew, dtype=np.float64)[..., None] * np.arange(11))
@@ -329,7 +329,7 @@ def declare_outlook(d: dict[str, np.ndarray], rounds: np.ndarray, *, tie_wins: b
     ``penalty + d − m`` with the distribution of m, the lowest opponent total);
     ``skew`` (B, P-1) the tilt used per opponent (``plan_kernels.outlook_row``).
     """
-    from leastscore_env.plan_kernels import outlook_rows  # numba: loaded on first use
+    from leastscore_env.planning.plan_kernels import outlook_rows  # numba: loaded on first use
 
     rounds = np.ascontiguousarray(np.broadcast_to(rounds, d["hand_sum"].shape), dtype=np.int64)
     b = rounds.shape[0]

@@ -1,10 +1,10 @@
-"""Compiled per-game loops of the Least Score planners (``leastscore_env.plan``, ``.dp``).
+"""Compiled per-game loops of the Least Score planners (``leastscore_env.planning.plan``, ``.dp``).
 
 Each planner decides one game (one row) at a time from that game's decoded observation,
 the named tuple ``D`` of ``(B, ...)`` arrays (``plan_constants.Decoded``): ``leastscore:dp``
 (:func:`dp_row`), ``leastscore:counting`` (:func:`counting_row`) and the L8 outlook of
 declaring now (:func:`outlook_row`, also behind ``leastscore:expect``). The drivers here
-run them over rows decoded by numpy (``plan.decode``); ``leastscore_env.feature_kernels``
+run them over rows decoded by numpy (``plan.decode``); ``leastscore_env.planning.feature_kernels``
 decodes observation rows itself and calls the same row functions.
 
 Float operations run in the order of the numpy formulation the tests keep as the oracle

@@ -1,7 +1,7 @@
 """Derived Least Score features for learning agents, from the player's own observation.
 
 :func:`derived_features` is a pure, batched function of a batch of observations (decoded
-as ``core.obs_view`` does, row by row in one compiled pass, ``leastscore_env.feature_kernels``);
+as ``core.obs_view`` does, row by row in one compiled pass, ``leastscore_env.planning.feature_kernels``);
 it never sees the game state. ``FEATURES_VERSION = 3`` is the
 default; ``derived_features(..., version=1 | 2)`` still gives the older layouts (models
 record the version they were trained on). Version 1 has ``num_features(core) = 53 + 2·(P − 1)``
@@ -26,7 +26,7 @@ block                   cols     meaning
 ======================  =======  ==============================================================
 
 Version 2 (``num_features = 94 + 2·(P − 1)``) appends the ``leastscore:expect`` heuristic's
-decision (``leastscore_env.plan.expect_plan``), from a legal mask rebuilt from the
+decision (``leastscore_env.planning.plan.expect_plan``), from a legal mask rebuilt from the
 observation (L5 groups, L7 ``can_declare``, the floor):
 
 ======================  =======  ==============================================================
@@ -39,7 +39,7 @@ observation (L5 groups, L7 ``can_declare``, the floor):
 ======================  =======  ==============================================================
 
 Version 3 (the same size as version 2) replaces that block with the ``leastscore:dp``
-heuristic's decision (``plan_kernels.dp_rows`` on ``leastscore_env.dp``'s tables, same legal mask):
+heuristic's decision (``plan_kernels.dp_rows`` on ``leastscore_env.planning.dp``'s tables, same legal mask):
 
 ======================  =======  ==============================================================
 ``dp_action``           38       one-hot of the action dp would play
@@ -63,8 +63,8 @@ from deckgym.core import obs_rows
 from leastscore_env.cards import NUM_CARDS, VALUE
 from leastscore_env.legality import legal_discard_table
 from leastscore_env.state import DECLARE, DRAW_DECK, NUM_ACTIONS, TAKE_FLOOR
-from leastscore_env.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
-from leastscore_env.plan import expect_plan, rules_kwargs
+from leastscore_env.planning.dp import DEFAULT_LAM, DEFAULT_MARGIN, run_dp, worth_tables
+from leastscore_env.planning.plan import expect_plan, rules_kwargs
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -103,7 +103,7 @@ def legal_discards(core: Any, hand: np.ndarray) -> np.ndarray:
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
     """``(B, num_features)`` float32 features of observations ``(B, obs_size)`` (layout in the
     module doc), one compiled pass per batch (``feature_kernels.features_rows``)."""
-    from leastscore_env.feature_kernels import features_rows, layout  # numba: loaded on first use
+    from leastscore_env.planning.feature_kernels import features_rows, layout  # numba: loaded on first use
 
     _check_version(version)
     obs = obs_rows(core, obs)

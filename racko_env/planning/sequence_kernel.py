@@ -1,4 +1,4 @@
-"""The compiled kernel of the Rack-O sequence planner (``racko_env.plan.sequence_costs``).
+"""The compiled kernel of the Rack-O sequence planner (``racko_env.planning.plan.sequence_costs``).
 
 The DP over a rack's twelve positions (sentinel 0, slots 1..10, sentinel N+1) has the same
 shape in every row: the same pairs of positions, the same numbers of free slots between
@@ -29,9 +29,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from racko_env import plan_constants
-from racko_env.plan_constants import SLOTS
-from racko_env.plan_kernels import placement_wins_row
+from racko_env.planning import plan_constants
+from racko_env.planning.plan_constants import SLOTS
+from racko_env.planning.plan_kernels import placement_wins_row
 
 F32 = np.float32
 P = SLOTS + 2  # positions: sentinel 0, slots 1..10, sentinel 11

@@ -4,12 +4,12 @@ A pure, batched function of a decoded observation (``core.obs_view``): which car
 are still obtainable (not in the own rack, not known in an opponent's rack, not in hand;
 cards in the discard pile weigh less, R6), and a dynamic programme over the slots that
 picks the increasing subsequence cheapest to complete, tracking the R7 run. The DP
-(``racko_env.sequence_kernel``) and the rules around it (``racko_env.plan_kernels``: what
+(``racko_env.planning.sequence_kernel``) and the rules around it (``racko_env.planning.plan_kernels``: what
 goes out, availability, the outlook's cards and mean, the choices) run compiled, row by row.
 
 It lives in the game package because both the ``racko:sequence`` heuristic
 (``deckgym.agents.racko_heuristics``) and the learners' derived features
-(``racko_env.features``, version 2) use it; games never import agents.
+(``racko_env.planning.features``, version 2) use it; games never import agents.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from racko_env.state import CHOOSE
 from racko_env.tables import longest_run
-from racko_env.plan_constants import BIG, INF, SLOTS
+from racko_env.planning.plan_constants import BIG, INF, SLOTS
 
 __all__ = [
     "DEFAULT_SEQUENCE_PARAMS",
@@ -66,7 +66,7 @@ def candidate_racks(rack: np.ndarray, card: np.ndarray) -> np.ndarray:
 
 def goes_out(racks: np.ndarray, min_run: int) -> np.ndarray:
     """R7: the rack is strictly increasing and (if ``min_run > 1``) holds a run of ``min_run``."""
-    from racko_env.plan_kernels import goes_out_rows  # numba: loaded on first use, not at import
+    from racko_env.planning.plan_kernels import goes_out_rows  # numba: loaded on first use, not at import
 
     r = np.asarray(racks, dtype=np.int64)
     flat = np.ascontiguousarray(r.reshape(-1, r.shape[-1]))
@@ -78,7 +78,7 @@ def goes_out(racks: np.ndarray, min_run: int) -> np.ndarray:
 def placement_wins(rack: np.ndarray, card: np.ndarray, min_run: int) -> np.ndarray:
     """(B, 10) bool: ``rack`` with ``card`` in slot ``s`` goes out (R7), as
     ``goes_out(candidate_racks(rack, card)[:, 1:], min_run)`` without building the racks."""
-    from racko_env.plan_kernels import placement_wins_rows
+    from racko_env.planning.plan_kernels import placement_wins_rows
 
     rack = np.ascontiguousarray(rack, dtype=np.int64)
     card = np.ascontiguousarray(card, dtype=np.int64).reshape(-1)
@@ -111,7 +111,7 @@ def availability(view: dict[str, np.ndarray], rack: np.ndarray, n: int, discard_
     weigh 1; cards lying in the discard pile weigh ``discard_weight`` (below the top, they
     return only through a reshuffle, R6).
     """
-    from racko_env.plan_kernels import availability_rows
+    from racko_env.planning.plan_kernels import availability_rows
 
     B = rack.shape[0]
     avail = np.empty((B, n + 2), dtype=np.float64)
@@ -138,7 +138,7 @@ class _CardTables:
     """
 
     def __init__(self, avail: np.ndarray, specific_factor: float) -> None:
-        from racko_env.sequence_kernel import card_tables  # numba: loaded on first use, not at import
+        from racko_env.planning.sequence_kernel import card_tables  # numba: loaded on first use, not at import
 
         B, n2 = avail.shape
         self.U = avail.sum(axis=1).astype(F32)
@@ -162,9 +162,9 @@ def _bonus_term(racks: np.ndarray, weight: float) -> np.ndarray:
 
 def _run_kernel(rack: np.ndarray, cards: np.ndarray, look_cards: np.ndarray | None, avail: np.ndarray,
                 min_run: int, p: dict[str, Any], look_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The compiled DP (``racko_env.sequence_kernel``): full costs of ``cards (B, K)`` and the
+    """The compiled DP (``racko_env.planning.sequence_kernel``): full costs of ``cards (B, K)`` and the
     best play of ``look_cards (B, L)`` (only on ``look_rows``, bool (B,), if given)."""
-    from racko_env.sequence_kernel import sequence_kernel  # numba: loaded on first use, not at import
+    from racko_env.planning.sequence_kernel import sequence_kernel  # numba: loaded on first use, not at import
 
     B = rack.shape[0]
     n = avail.shape[1] - 2
@@ -215,7 +215,7 @@ def sequence_costs(
     The DP runs forward and backward once over the unchanged rack: a candidate differs
     from it in one slot only, so its best plan either skips that slot or keeps the new
     card there (forward part up to the slot, backward part after it). It is compiled
-    (``racko_env.sequence_kernel``), the rows of a batch as its SIMD lanes.
+    (``racko_env.planning.sequence_kernel``), the rows of a batch as its SIMD lanes.
     """
     p = {**DEFAULT_SEQUENCE_PARAMS, **(params or {})}
     rack = np.asarray(rack, dtype=np.int64)
@@ -262,7 +262,7 @@ def plan_choices(cost: np.ndarray, win: np.ndarray, take_margin: float,
     its own expected value); a drawn card is dropped when no slot beats keeping the rack.
     ``noise`` (B, 11), tiny, breaks ties.
     """
-    from racko_env.plan_kernels import plan_choices_rows
+    from racko_env.planning.plan_kernels import plan_choices_rows
 
     cost, win = _cost_and_win(cost, win)
     B = cost.shape[0]
@@ -303,7 +303,7 @@ def _outlook_cards(avail: np.ndarray, n: int, samples: int | None) -> tuple[np.n
     if samples is None:
         vals = np.broadcast_to(np.arange(1, n + 1), (B, n))
         return np.ascontiguousarray(vals), (avail[:, 1 : n + 1] == 1.0).astype(np.float64)  # unseen: could be drawn
-    from racko_env.plan_kernels import outlook_cards_rows
+    from racko_env.planning.plan_kernels import outlook_cards_rows
 
     # the q-th of K quantiles of each row's unseen values, rank ⌊(q + ½)·count / K⌋; rows without
     # unseen cards: any value, weight 0
@@ -315,7 +315,7 @@ def _outlook_cards(avail: np.ndarray, n: int, samples: int | None) -> tuple[np.n
 
 def _outlook_mean(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """(B,) Σ total·weight / max(Σ weight, 1), row by row."""
-    from racko_env.plan_kernels import outlook_mean_rows
+    from racko_env.planning.plan_kernels import outlook_mean_rows
 
     total = np.ascontiguousarray(total, dtype=np.float64)
     weight = np.ascontiguousarray(weight, dtype=np.float64)
@@ -371,7 +371,7 @@ def plan_costs(rack: np.ndarray, card: np.ndarray, avail: np.ndarray, min_run: i
     with ``vals``, the ``weight``-ed mean of the best plays of ``vals (B, K)`` on ``rows``
     (:func:`draw_outlook`), 0 elsewhere. The glue of :func:`plan_with_outlook` and of the
     derived features, one pass of the DP per rack."""
-    from racko_env.plan_kernels import finish_outlook
+    from racko_env.planning.plan_kernels import finish_outlook
 
     B = rack.shape[0]
     out, best = _run_kernel(rack, card.reshape(B, 1), vals, avail, min_run, p, rows)
@@ -382,7 +382,7 @@ def plan_costs(rack: np.ndarray, card: np.ndarray, avail: np.ndarray, min_run: i
 
 def best_placement(cost: np.ndarray, win: np.ndarray) -> np.ndarray:
     """(B,) the cheapest placement of the card (``-BIG`` when one goes out), from :func:`sequence_plan`."""
-    from racko_env.plan_kernels import best_placement_rows
+    from racko_env.planning.plan_kernels import best_placement_rows
 
     cost, win = _cost_and_win(cost, win)
     out = np.empty(cost.shape[0])

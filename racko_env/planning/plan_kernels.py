@@ -1,9 +1,9 @@
-"""The sequence planner's glue around its DP (``racko_env.plan``), compiled, row by row.
+"""The sequence planner's glue around its DP (``racko_env.planning.plan``), compiled, row by row.
 
 Each rule lives here once, as a row function inlined into the batch loops: the public
-functions of :mod:`racko_env.plan` (``goes_out``, ``availability``, the outlook's cards and
+functions of :mod:`racko_env.planning.plan` (``goes_out``, ``availability``, the outlook's cards and
 mean, ``plan_choices``, ``best_placement``) call the batch loops, and the derived features
-(``racko_env.feature_kernels``) call the row functions straight from an observation row.
+(``racko_env.planning.feature_kernels``) call the row functions straight from an observation row.
 Results are those of the numpy formulation bit for bit (same float64 operations in the same
 order; sums in numpy's pairwise order). numba compiles on first use and caches the code.
 """
@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from deckgym.kernels import pairwise_sum
-from racko_env.plan_constants import BIG, INF
+from racko_env.planning.plan_constants import BIG, INF
 
 
 @njit(cache=True, inline="always")

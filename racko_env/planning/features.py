@@ -1,7 +1,7 @@
 """Derived Rack-O features for learning agents: what a strong player computes from its own cards.
 
 :func:`derived_features` is a pure, batched function of a batch of *observations* (each row
-decoded as ``core.obs_view`` decodes it, in compiled code: ``racko_env.feature_kernels``): it
+decoded as ``core.obs_view`` decodes it, in compiled code: ``racko_env.planning.feature_kernels``): it
 never sees the game state, so it uses exactly the player's own information (docs/RULES.md
 "Information"). A learner appends these columns to the core's observation; an agent that
 loads a model trained with them recomputes them from its own observation the same way.
@@ -32,7 +32,7 @@ Rows where there is no such card (no card in hand in the choose phase, an empty 
 pile) are zero in that card's blocks.
 
 Versions 2 (92 columns) and 3 (``FEATURES_VERSION = 3``, 94 columns) append the sequence
-planner's view (``racko_env.plan``, the DP behind ``racko:sequence`` and ``racko:lookahead``,
+planner's view (``racko_env.planning.plan``, the DP behind ``racko:sequence`` and ``racko:lookahead``,
 computed from the same observation) of the card the player decides about (the discard top
 when choosing, the card in hand when placing). Version 2 has only ``plan_delta``,
 ``plan_keep`` and ``plan_action`` (then the action of ``racko:sequence``); version 3 has all
@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.core import obs_rows
-from racko_env.plan import DEFAULT_SEQUENCE_PARAMS, plan_costs, plan_with_outlook, bonus_active, sequence_plan
+from racko_env.planning.plan import DEFAULT_SEQUENCE_PARAMS, plan_costs, plan_with_outlook, bonus_active, sequence_plan
 
 FEATURES_VERSION = 3
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -99,7 +99,7 @@ def feature_names(version: int = FEATURES_VERSION) -> tuple[str, ...]:
 
 def lis_length(racks: np.ndarray) -> np.ndarray:
     """Longest strictly increasing subsequence of each row of ``racks (..., 10)`` (compiled, per row)."""
-    from racko_env.lis_kernel import lis_rows  # numba: loaded on first use, not at import
+    from racko_env.planning.lis_kernel import lis_rows  # numba: loaded on first use, not at import
 
     r = np.asarray(racks, dtype=np.int16)
     shape = r.shape[:-1]
@@ -115,10 +115,10 @@ def lis_length(racks: np.ndarray) -> np.ndarray:
 def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION) -> np.ndarray:
     """``(B, num_features(version))`` float32 derived features of Rack-O observations (see module doc).
 
-    Straight from the observation rows, compiled (``racko_env.feature_kernels``): one pass
+    Straight from the observation rows, compiled (``racko_env.planning.feature_kernels``): one pass
     writes the version-1 block and gathers the planner's inputs, the planner's DP runs
     (``plan.plan_costs``), a second pass writes the planner block."""
-    from racko_env.feature_kernels import features_rows, layout  # numba: loaded on first use
+    from racko_env.planning.feature_kernels import features_rows, layout  # numba: loaded on first use
 
     _check_version(version)
     obs = obs_rows(core, obs)
@@ -136,7 +136,7 @@ def derived_features(core: Any, obs: np.ndarray, version: int = FEATURES_VERSION
 
 def _plan_block(core: Any, obs: np.ndarray, inputs: tuple[np.ndarray, ...], out: np.ndarray, outlook: bool) -> None:
     """Fill the planner columns (see the module doc) of ``out`` in place: version 3 with the draw outlook."""
-    from racko_env.feature_kernels import plan_columns
+    from racko_env.planning.feature_kernels import plan_columns
 
     rack, card, avail, vals, weight, win, look_rows, phase, top = inputs
     rules, p = core.rules, DEFAULT_SEQUENCE_PARAMS

@@ -1,4 +1,4 @@
-"""Rack-O derived features straight from observation rows, compiled (``racko_env.features``).
+"""Rack-O derived features straight from observation rows, compiled (``racko_env.planning.features``).
 
 Two compiled passes around the planner's DP (``plan._run_kernel``), one loop over rows each:
 :func:`features_rows` decodes each ``(obs_size,)`` float32 row as ``core.obs_view`` does,
@@ -7,7 +7,7 @@ about, the availability, the outlook's cards, which placements go out);
 :func:`plan_columns` writes the planner block from the DP's costs and outlook. Values are
 those of the numpy formulation (``tests/oracles/racko_features.py``) bit for bit: the same
 float64 operations in the same order, cast to float32 once. The planner's rules come from
-``racko_env.plan_kernels``, shared with ``racko_env.plan``. numba compiles on first use and
+``racko_env.planning.plan_kernels``, shared with ``racko_env.planning.plan``. numba compiles on first use and
 caches the machine code.
 
 ``L`` (:func:`layout`) holds the observation offsets: deck size N, opponents' cards
@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from racko_env.lis_kernel import lis_ends
-from racko_env.plan_constants import SLOTS
-from racko_env.plan_kernels import availability_row, choices_row, outlook_cards_row, placement_wins_row
+from racko_env.planning.lis_kernel import lis_ends
+from racko_env.planning.plan_constants import SLOTS
+from racko_env.planning.plan_kernels import availability_row, choices_row, outlook_cards_row, placement_wins_row
 
 NUM_FEATURES_V1 = 68
 _F32 = np.float32
