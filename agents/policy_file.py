@@ -223,7 +223,9 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
 def save_policy(path: str, tensors: dict[str, Any], meta: dict[str, Any]) -> str:
     """Write ``tensors`` (numpy or torch arrays) and ``meta`` to ``path`` (``.safetensors`` added if
     missing), replacing it atomically; returns the path. The tensors must match ``meta['arch']``."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
+
+    from deckgym.outputs import write_bytes
 
     path = str(path)
     if not path.endswith(SUFFIX):
@@ -235,12 +237,7 @@ def save_policy(path: str, tensors: dict[str, Any], meta: dict[str, Any]) -> str
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    tmp = path + ".tmp"
-    save_file(arrays, tmp, metadata={META_KEY: json.dumps(meta, indent=1)})
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # an ordinary file's mode (the writer creates it private)
-    os.replace(tmp, path)  # never a half-written policy
+    write_bytes(path, save(arrays, metadata={META_KEY: json.dumps(meta, indent=1)}))  # never a half-written policy
     return path
 
 

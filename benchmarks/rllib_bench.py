@@ -24,6 +24,7 @@ import argparse
 import json
 import platform
 import time
+from deckgym.outputs import write_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in ratios.items():
         print(f"{name:<20}{r:>6.2f}x")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
     return 0
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from deckgym.outputs import write_json  # noqa: E402
 
 
 class AECSingleAgentEnv(gym.Env):
@@ -203,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         line += f"; env only: {out['env_only_speedup']:.2f}x"
     print(line)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
     return 0
 
 

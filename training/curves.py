@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from deckgym.extras import require_extra
+from deckgym.outputs import atomic_file
 
 
 def load_curve(path: str) -> dict[str, Any]:
@@ -69,8 +70,11 @@ def save_curves(curves: list[dict[str, Any]], path: str) -> None:
         ax.set_title(c.get("name", ""), fontsize=10)
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_file(path) as f:
+            fig.savefig(f, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> None:
