@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym import strict_json
 from deckgym.agents.base import Agent, masked_softmax
 from deckgym.extras import require_extra
 
@@ -289,8 +290,8 @@ def read_meta(path: str) -> dict[str, Any]:
             (n,) = struct.unpack("<Q", f.read(8))
             if n > min(_MAX_HEADER, os.path.getsize(path) - 8):
                 raise ValueError("header length beyond the file")
-            header = json.loads(f.read(n))
-        meta = json.loads(header["__metadata__"][META_KEY])
+            header = strict_json.loads(f.read(n), "the header")
+        meta = strict_json.loads(header["__metadata__"][META_KEY], "the metadata")
     except (struct.error, ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{path}: not a deckgym policy file, or a damaged one ({type(exc).__name__}: {exc})") from None
     return _check_meta(meta, path)

@@ -21,7 +21,6 @@ updates), after one warm-up rollout each, with the ratios ``rllib 1 / sb3`` and 
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from deckgym.outputs import write_json  # noqa: E402

@@ -21,7 +21,6 @@ PettingZoo path. ``--json PATH`` writes them.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from typing import Any, Callable

@@ -24,7 +24,6 @@ to show where the time goes.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from typing import Any

@@ -30,7 +30,6 @@ Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and e
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.outputs import atomic_file, new_folder, write_json
+from deckgym.strict_json import load_json
 from deckgym.rng import seed_of
 from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainPlan
 from deckgym.training.config import TrainArgs, command_line
@@ -111,8 +111,10 @@ def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
                           train_config=config)
     if resumed:
-        with open(os.path.join(run_dir, STATE)) as f:
-            state = json.load(f)
+        state = load_json(os.path.join(run_dir, STATE), where=f"--resume {run_dir}")
+        if not (isinstance(state, dict) and isinstance(state.get("iteration"), int) and
+                isinstance(state.get("history"), list) and isinstance(state.get("best"), dict)):
+            raise ValueError(f"--resume {run_dir}: {STATE} is not an expert-iteration state")
         model = rebuild_model(os.path.join(run_dir, MODEL), env, where=f"--resume {run_dir}", learning_rate=args.lr,
                               n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
                               seed=args.seed)

@@ -29,6 +29,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from deckgym.strict_json import JSONError, loads as strict_loads
+
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024
 REQUEST_TIMEOUT = 10.0  # seconds a connection may stay silent
@@ -251,9 +253,9 @@ def _handler(app: JsonApp, timeout: float) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             try:
-                body = json.loads(raw.decode("utf-8")) if raw else None
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                return self._json(400, {"error": "malformed request: the body is not JSON"})
+                body = strict_loads(raw, "malformed request: the body") if raw else None
+            except JSONError as exc:  # NaN, Infinity and duplicate keys too, before any type check
+                return self._json(400, {"error": str(exc)})
             self._answer(app.post, url.path, body)
 
         def do_GET(self) -> None:
