@@ -20,6 +20,10 @@ JSON string with at least:
   "tanh" | "relu"}``;
 - anything else the trainer records (``train_config``, ``arena``, ``steps``, ...).
 
+A file is shared with its metadata, so :func:`save_policy` writes no path of the machine: an
+absolute path becomes relative to the working folder, or ``.../NAME`` if it lies outside it
+(``SECURITY.md`` lists what a shared file still tells).
+
 **Tensors** (float32; a weight is ``(out_features, in_features)``, as ``torch.nn.Linear``):
 ``pi.{i}.weight``, ``pi.{i}.bias`` for the hidden layers ``i = 0, 1, ...`` and
 ``pi.out.weight``, ``pi.out.bias`` for the action logits; optionally the value head
@@ -44,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import struct
 import zipfile
 from typing import Any
@@ -77,6 +82,35 @@ class PickleRefused(ValueError):
 
 def _json_norm(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
+
+
+# an absolute path inside a metadata string: POSIX (after a space, a quote, ':' of a spec or '=' of
+# a flag), home-relative, or a Windows drive path
+_ABS_PATH = re.compile(r"""(?<![\w.~-])(?:~|[A-Za-z]:\\|/)[^\s,?;'"=]*""")
+
+
+def _portable_path(path: str, cwd: str) -> str:
+    if path in ("/", "~"):
+        return "..."
+    full = os.path.expanduser(path)
+    if os.path.isabs(full):
+        rel = os.path.relpath(full, cwd)
+        if not rel.startswith(os.pardir):
+            return rel
+    return ".../" + os.path.basename(full.rstrip("/\\").replace("\\", "/"))
+
+
+def shareable(x: Any, cwd: str | None = None) -> Any:
+    """``x`` (JSON values) with every absolute path in its strings made relative to ``cwd`` (the
+    working folder), or ``.../NAME`` outside it: what a run needs to be repeated, not the machine."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    if isinstance(x, str):
+        return _ABS_PATH.sub(lambda m: _portable_path(m.group(0), cwd), x)
+    if isinstance(x, list):
+        return [shareable(v, cwd) for v in x]
+    if isinstance(x, dict):
+        return {k: shareable(v, cwd) for k, v in x.items()}
+    return x
 
 
 def rules_dict(rules: Any) -> dict[str, Any]:
@@ -233,7 +267,7 @@ def save_policy(path: str, tensors: dict[str, Any], meta: dict[str, Any]) -> str
         path += SUFFIX
     arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
               for k, v in tensors.items()}
-    meta = _check_meta(_json_norm(meta), f"policy for {path}")
+    meta = _check_meta(shareable(_json_norm(meta)), f"policy for {path}")
     check_tensors(arrays, meta, f"policy for {path}")
     folder = os.path.dirname(path)
     if folder:
