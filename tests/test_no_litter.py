@@ -53,3 +53,15 @@ def test_a_benchmark_run_leaves_nothing_but_its_json(tmp_path):
           "--json", str(out)], tmp, ROOT)
     assert _litter(tmp) == []  # one learn() per rollout: it made one SB3-<time> folder each
     assert json.loads(out.read_text())["game"] == "racko"
+
+
+def test_the_torchrl_example_leaves_nothing_outside_its_run_folder(tmp_path):
+    pytest.importorskip("torchrl")
+    tmp, cwd = tmp_path / "tmp", tmp_path / "work"
+    tmp.mkdir()
+    cwd.mkdir()
+    _run([sys.executable, "-m", "deckgym.training.torchrl_ppo", "--num-envs", "8", "--n-steps", "8", "--minibatch",
+          "32", "--epochs", "1", "--max-minutes", "0.05", "--eval-every-frames", "256", "--snapshot-every-frames", "128",
+          "--eval-deals", "4", "--final-deals", "4", "--runs", "runs", "--run-name", "r"], tmp, cwd)
+    assert _litter(tmp) == []
+    assert os.listdir(cwd) == ["runs"] and os.listdir(cwd / "runs") == ["r"]
