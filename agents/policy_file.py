@@ -85,8 +85,8 @@ def _json_norm(x: Any) -> Any:
 
 
 # an absolute path inside a metadata string: POSIX (after a space, a quote, ':' of a spec or '=' of
-# a flag), home-relative, or a Windows drive path
-_ABS_PATH = re.compile(r"""(?<![\w.~-])(?:~|[A-Za-z]:\\|/)[^\s,?;'"=]*""")
+# a flag; not a URL's '//'), home-relative (~/), or a Windows drive path
+_ABS_PATH = re.compile(r"""(?<![\w.~/-])(?:~/|[A-Za-z]:\\|/(?=[^/\s,?;'"=]))[^\s,?;'"=]*""")
 
 
 def _portable_path(path: str, cwd: str) -> str:

@@ -21,13 +21,13 @@ def test_absolute_paths_become_relative_or_a_bare_name(tmp_path):
         "out": str(cwd / "models" / "m.safetensors"), "runs": "runs", "init": "/home/alice/secret/start.safetensors",
         "opponents": f"ppo:{tmp_path}/elsewhere/opp.safetensors?allow_pickle=true=2,racko:bucket=1",
         "command": f"deckgym train racko --out {cwd}/models/m.safetensors --init ~/private/x.safetensors --lr 0.001",
-        "rules": "RackoRules(num_players=2)", "note": "a 1/P share, win/loss"}}
+        "rules": "RackoRules(num_players=2)", "note": "a 1/P share, win/loss, ~0.5 a / b, see https://x.org/a"}}
     got = shareable(meta, cwd=str(cwd))["train_config"]
     assert got["out"] == "models/m.safetensors" and got["runs"] == "runs"
     assert got["init"] == ".../start.safetensors"
     assert got["opponents"] == "ppo:.../opp.safetensors?allow_pickle=true=2,racko:bucket=1"
     assert got["command"] == "deckgym train racko --out models/m.safetensors --init .../x.safetensors --lr 0.001"
-    assert got["rules"] == "RackoRules(num_players=2)" and got["note"] == "a 1/P share, win/loss"
+    assert got["rules"] == "RackoRules(num_players=2)" and got["note"] == meta["train_config"]["note"]
 
 
 def test_save_policy_writes_no_machine_path(tmp_path, monkeypatch):
