@@ -57,12 +57,15 @@ class TrainArgs:
     # -- what the learner plays against, and for what -----------------------------------------------
     opponents: str | None = opt(None, "pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and "
                                       "random); rllib: 'self' for self-play against a copy of the learner")
-    shaping: float = opt(1.0, "coefficient of the progress shaping reward (0: off)", type=float)
+    shaping: float | None = opt(None, "coefficient of the progress shaping reward (0: off; None: 1 where the game "
+                                      "has a shaping potential, its derived features module, else 0)", type=float)
     reward: str = opt("win", "the learner's reward: zero-sum win share, or round points", choices=["win", "points"])
     episode: str = opt("round", "what an episode is, trained on and evaluated in the arena: one round, or a whole "
                                 "match (Rack-O R12, Least Score L9; the learner then sees running scores)",
                        choices=["round", "match"])
-    no_features: bool = opt(False, "raw observation only (no derived features)", action="store_true")
+    features: bool | None = opt(None, "append the game's derived features to the observation (--no-features: the "
+                                      "raw observation only; None: on where the game has derived features)",
+                                action=argparse.BooleanOptionalAction)
     features_version: int | None = opt(None, "layout of the derived features (None: the newest; see "
                                              "<game>_env/features.py)", type=int)
     # -- the self-play league -------------------------------------------------------------------
@@ -139,6 +142,27 @@ def apply_engine_defaults(args: Any) -> Any:
     return args
 
 
+def game_defaults(game: str) -> dict[str, Any]:
+    """The training defaults that come from the game's descriptor (:class:`deckgym.descriptor.GameSpec`):
+    its opponent pool, its evaluation ladder, and whether the learner sees derived features and
+    shaping (both live in the game's features module, which a game may not have)."""
+    from deckgym.registration import game as game_entry
+
+    spec = game_entry(game).spec
+    has_features = spec.features is not None
+    return {"opponents": spec.train_opponents, "eval_against": ",".join(spec.eval_against),
+            "features": has_features, "shaping": 1.0 if has_features else 0.0}
+
+
+def apply_game_defaults(args: Any) -> Any:
+    """Fill the options left at None that the game's descriptor decides (:func:`game_defaults`);
+    ``args`` is changed in place and returned, so the run records what it trained with."""
+    for key, value in game_defaults(args.game).items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    return args
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "sb3") -> argparse.ArgumentParser:
     """``deckgym train``'s options, one per :class:`TrainArgs` field (onto ``parser``, or a new
     parser whose ``--engine`` defaults to ``engine``)."""
@@ -160,15 +184,21 @@ def build_parser(parser: argparse.ArgumentParser | None = None, engine: str = "s
 def command_line(args: Any) -> str:
     """The ``deckgym train`` command that repeats this run: the game and every option not at its default."""
     words = ["deckgym", "train", args.game] + (["--engine", args.engine] if args.engine != "sb3" else [])
+    try:
+        from_game = game_defaults(args.game)
+    except ValueError:  # an unknown game: validate names it
+        from_game = {}
     for action in build_parser()._actions:
         if not action.option_strings or action.dest in ("help", "engine", "game"):
             continue
         value = getattr(args, action.dest, action.default)
-        default = ENGINE_DEFAULTS[args.engine].get(action.dest, action.default)
+        default = ENGINE_DEFAULTS[args.engine].get(action.dest, from_game.get(action.dest, action.default))
         if value == default or value is None:
             continue
         flag = action.option_strings[-1]
-        if action.nargs == 0:
+        if isinstance(action, argparse.BooleanOptionalAction):  # --features / --no-features
+            words.append(action.option_strings[0] if value else action.option_strings[1])
+        elif action.nargs == 0:
             words.append(flag)
         else:
             for v in (value if isinstance(value, list) else [value]):

@@ -142,7 +142,7 @@ def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
     pool = plan.pool or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
-                            reward=args.reward, features=not args.no_features, features_version=features_version,
+                            reward=args.reward, features=args.features, features_version=features_version,
                             autoreset_mode=AutoresetMode.SAME_STEP, seed=args.seed,
                             history=acts_on_infostates(args.bc_teacher))
     module = learner_module(algo, spec)
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     game = args.game
     pool = plan.pool  # empty: self-play (--opponents self)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
-                  "shaping": args.shaping, "opponents": pool, "features": not args.no_features,
+                  "shaping": args.shaping, "opponents": pool, "features": args.features,
                   "features_version": args.features_version}
     probe = RLlibVectorEnv(**{**env_config, "opponents": pool or [("random", 1.0)]})  # the spaces and the core
 
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
                   eval_against=plan.eval_against, command=command_line(args))
-    meta = model_metadata_rllib(probe.core, game, features=not args.no_features,
+    meta = model_metadata_rllib(probe.core, game, features=args.features,
                                 features_version=probe.features_version, train_config=config)
     write_json(os.path.join(run_dir, "config.json"), config, default=str)
 

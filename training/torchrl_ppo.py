@@ -45,14 +45,14 @@ from deckgym.evaluation.arena import evaluate  # noqa: E402
 
 @dataclass
 class Config:
-    """The run's hyper-parameters (the defaults beat ``racko:ranges`` in two players)."""
+    """The run's hyper-parameters; what is None comes from the game's descriptor (see :func:`resolve`)."""
 
     game: str = "racko"  # "racko" or "leastscore"
     num_players: int = 2  # table size
-    opponents: tuple[str, ...] = ("random", "racko:bucket", "racko:ranges")  # the pool, agent specs
-    opponent_weights: tuple[float, ...] = (1.0, 1.0, 2.0)  # their draw weights
-    features: bool = True  # append the derived features (the planners' view) to the observation
-    shaping: float = 1.0  # potential-based progress shaping (Rack-O: the rack's LIS / 10)
+    opponents: tuple[str, ...] | None = None  # the pool, agent specs (None: the game's training pool)
+    opponent_weights: tuple[float, ...] | None = None  # their draw weights (None: the game's, or equal)
+    features: bool | None = None  # append the derived features (None: where the game has them)
+    shaping: float | None = None  # potential-based progress shaping (None: 1 where the game has a potential, else 0)
     num_envs: int = 128  # games played at once (the env's batch)
     n_steps: int = 32  # learner decisions per game and batch: a batch is num_envs * n_steps frames
     total_frames: int = 50_000_000  # stop after this many learner decisions (or max_minutes)
@@ -74,7 +74,7 @@ class Config:
     max_snapshots: int = 5
     eval_every_frames: int = 500_000  # arena evaluation of the current policy (and one before training)
     eval_deals: int = 200
-    eval_against: str = "racko:ranges"
+    eval_against: str | None = None  # the agent the checkpoints play (None: the first of the game's ladder)
     final_deals: int = 2000  # the final arena evaluation of the best checkpoint (0: none)
     log_every: int = 10  # iterations between log lines
     verbose: bool = True  # print the log lines (False: only the evaluations and the summary)
@@ -101,7 +101,30 @@ def policy_tensors(pi: torch.nn.Module, vf: torch.nn.Module | None = None) -> di
     return {f"{head}.{k}": v.detach().clone() for head, net in nets.items() for k, v in net.state_dict().items()}
 
 
+def resolve(cfg: Config) -> Config:
+    """``cfg`` with its None fields filled from the game's descriptor (pool, ladder, features, shaping)."""
+    from deckgym.training.args import parse_pool
+    from deckgym.training.config import game_defaults
+
+    defaults = game_defaults(cfg.game)
+    fill: dict[str, Any] = {}
+    if cfg.opponents is None:
+        pool = parse_pool(defaults["opponents"])
+        fill["opponents"] = tuple(spec for spec, _ in pool)
+        if cfg.opponent_weights is None:
+            fill["opponent_weights"] = tuple(w for _, w in pool)
+    elif cfg.opponent_weights is None:
+        fill["opponent_weights"] = (1.0,) * len(cfg.opponents)
+    if cfg.eval_against is None:
+        fill["eval_against"] = defaults["eval_against"].split(",")[0]
+    for key in ("features", "shaping"):
+        if getattr(cfg, key) is None:
+            fill[key] = defaults[key]
+    return dataclasses.replace(cfg, **fill)
+
+
 def make_env(cfg: Config) -> DeckGymTorchEnv:
+    cfg = resolve(cfg)
     return DeckGymTorchEnv(cfg.num_envs, game=cfg.game, num_players=cfg.num_players, opponents=list(cfg.opponents),
                            opponent_weights=list(cfg.opponent_weights), features=cfg.features, shaping=cfg.shaping,
                            seed=cfg.seed)
@@ -118,6 +141,7 @@ def arena_win_rate(path: str, cfg: Config, deals: int, seed: int = 0) -> dict[st
 
 def train(cfg: Config) -> dict[str, Any]:
     """Train, evaluate and save; returns the summary (also written to the run folder)."""
+    cfg = resolve(cfg)
     t0, c0 = time.perf_counter(), time.process_time()
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
@@ -237,15 +261,18 @@ def parse_args(argv: list[str] | None = None) -> Config:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for f in dataclasses.fields(Config):
         flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
+        if "bool" in str(f.type):
             p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default)
         elif "tuple" in str(f.type):
             p.add_argument(flag, type=lambda s: tuple(x for x in s.split(",") if x), default=f.default)
+        elif "float" in str(f.type):
+            p.add_argument(flag, type=float, default=f.default)
         else:
             p.add_argument(flag, type=type(f.default), default=f.default)
     ns = vars(p.parse_args(argv))
     ns["pi"], ns["vf"] = tuple(int(x) for x in ns["pi"]), tuple(int(x) for x in ns["vf"])
-    ns["opponent_weights"] = tuple(float(x) for x in ns["opponent_weights"])
+    if ns["opponent_weights"] is not None:
+        ns["opponent_weights"] = tuple(float(x) for x in ns["opponent_weights"])
     return Config(**ns)
 
 
