@@ -80,8 +80,7 @@ def resume_settings(args: TrainArgs) -> None:
         if getattr(args, key, None) not in (None, config.get(key)):
             raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
                              f"not {getattr(args, key)}")
-    if "no_features" in config:  # the name of earlier versions
-        config.setdefault("features", not config["no_features"])
+    config = TrainArgs.upgrade_names(config, warn=False)  # the names of earlier versions
     for key in RUN_SETTINGS:
         if key in config:
             setattr(args, key, config[key])
