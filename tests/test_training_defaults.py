@@ -31,7 +31,7 @@ def _plan(name, tmp_path, engine="sb3", *extra):
 @pytest.mark.parametrize("engine", ["sb3", "rllib"])
 @pytest.mark.parametrize("name", ["racko", "leastscore", "twentyone"])
 def test_sb3_and_rllib_take_the_descriptors_defaults(name, engine, tmp_path):
-    descriptor = game(name).spec
+    descriptor = game(name).descriptor
     args, plan = _plan(name, tmp_path, engine)
     assert plan.pool == parse_pool(descriptor.train_opponents)
     assert plan.eval_against == list(descriptor.eval_against)
@@ -56,7 +56,7 @@ def test_the_torchrl_example_takes_the_descriptors_defaults(name):
     pytest.importorskip("torchrl")
     from deckgym.training.torchrl_ppo import Config, make_env, resolve
 
-    descriptor = game(name).spec
+    descriptor = game(name).descriptor
     cfg = resolve(Config(game=name, num_envs=4))
     assert parse_pool(cfg.opponents) == parse_pool(descriptor.train_opponents)
     assert cfg.eval_against.split(",") == list(descriptor.eval_against)
@@ -93,7 +93,8 @@ def test_the_engines_share_one_configuration_base():
 
     shared = {f.name for f in dataclasses.fields(TrainConfig)}
     assert issubclass(TrainArgs, TrainConfig) and issubclass(Config, TrainConfig)
-    assert shared <= {f.name for f in dataclasses.fields(TrainArgs)} and shared <= {f.name for f in dataclasses.fields(Config)}
+    for cls in (TrainArgs, Config):
+        assert shared <= {f.name for f in dataclasses.fields(cls)}
     assert {"total_steps", "batch_size", "net", "players", "opponents", "eval_against", "features"} <= shared
     for cls in (TrainConfig, TrainArgs, Config):  # one help text each, the same for the same knob
         assert all(f.metadata.get("help") for f in dataclasses.fields(cls))
@@ -139,3 +140,7 @@ def test_old_train_args_names_work_and_old_configs_resume(tmp_path):
     resume_settings(args)
     assert args.features is False
 
+
+def test_a_games_descriptor_has_one_name_and_the_old_one_still_works():
+    entry = game("racko")
+    assert entry.descriptor is entry.spec and entry.descriptor.name == "racko"

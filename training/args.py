@@ -161,7 +161,7 @@ def validate(args: TrainArgs) -> TrainPlan:
     check_range("--snapshot-weight", args.snapshot_weight, 0, 1, high_open=True)
     check_range("--max-minutes", args.max_minutes, 0, low_open=True)
     hidden = _hidden_layers(args.net)
-    if entry.spec.features is None and (args.features or args.shaping):
+    if entry.descriptor.features is None and (args.features or args.shaping):
         raise ValueError(f"--features/--shaping: {args.game} has no derived features nor shaping potential "
                          "(leave them out, or --no-features --shaping 0)")
 

@@ -77,17 +77,18 @@ class TrainConfig:
     RENAMED: ClassVar[dict[str, Renamed]] = {}  # old field name -> its new name, for one release
 
     # -- the game, and what the learner plays against ----------------------------------------------
-    game: str = opt("racko", "racko or leastscore", positional=True)
+    game: str = opt("racko", "the game: a registered game's name (deckgym rules lists them)", positional=True)
     players: int | None = opt(None, "table size (None: the game's default)", type=int)
-    opponents: str | None = opt(None, "pool: SPEC=WEIGHT,... with weights > 0 (None: the game's heuristics and "
-                                      "random); rllib: 'self' for self-play against a copy of the learner")
-    eval_against: str | None = opt(None, "heuristics to evaluate against, comma-separated (None: the game's two "
-                                         "best)")
+    opponents: str | None = opt(None, "pool: AGENT_SPEC=WEIGHT,... with weights > 0 (None: the game's training pool, "
+                                      "from its descriptor); rllib: 'self' for self-play against a copy of the learner")
+    eval_against: str | None = opt(None, "agents to evaluate against, comma-separated; the best checkpoint is the "
+                                         "one that does best against the first (None: the game's evaluation "
+                                         "ladder, from its descriptor)")
     features: bool | None = opt(None, "append the game's derived features to the observation (--no-features: the "
                                       "raw observation only; None: on where the game has derived features)",
                                 action=argparse.BooleanOptionalAction)
     features_version: int | None = opt(None, "layout of the derived features (None: the newest; see "
-                                             "<game>_env/features.py)", type=int)
+                                             "<game>_env/planning/features.py)", type=int)
     shaping: float | None = opt(None, "coefficient of the progress shaping reward (0: off; None: 1 where the game "
                                       "has a shaping potential, its derived features module, else 0)", type=float)
     reward: str = opt("win", "the learner's reward: zero-sum win share, or round points", choices=["win", "points"])
@@ -127,7 +128,7 @@ class TrainConfig:
     runs: str = opt("runs", "directory of the runs")
     run_name: str | None = opt(None, "folder of the run under --runs; refused if it exists (None: "
                                      "game__ppo__seed__time)")
-    max_minutes: float | None = opt(None, "stop (and save) after this wall time, behaviour cloning included",
+    max_minutes: float | None = opt(None, "stop (and save) after this wall time (behaviour cloning included)",
                                     type=float)
 
     @classmethod
@@ -242,7 +243,7 @@ def game_defaults(game: str) -> dict[str, Any]:
     shaping (both live in the game's features module, which a game may not have)."""
     from deckgym.registration import game as game_entry
 
-    descriptor = game_entry(game).spec
+    descriptor = game_entry(game).descriptor
     has_features = descriptor.features is not None
     return {"opponents": descriptor.train_opponents, "eval_against": ",".join(descriptor.eval_against),
             "features": has_features, "shaping": 1.0 if has_features else 0.0}

@@ -151,9 +151,9 @@ def make_env(cfg: Config) -> DeckGymTorchEnv:
 
 def arena_win_rate(path: str, cfg: Config, deals: int, seed: int = 0) -> dict[str, Any]:
     """The policy file against the first agent of ``cfg.eval_against`` in deckgym's arena (duplicate deals)."""
-    spec, against = f"ppo:{path}", cfg.eval_against.split(",")[0].strip()
-    report = evaluate(cfg.game, [spec, against], deals, seed=seed, players=cfg.players)
-    me = next(a for a in report.agents if a.name == spec)
+    agent_spec, against = f"ppo:{path}", cfg.eval_against.split(",")[0].strip()
+    report = evaluate(cfg.game, [agent_spec, against], deals, seed=seed, players=cfg.players)
+    me = next(a for a in report.agents if a.name == agent_spec)
     return {"against": against, "deals": deals, "win_rate": me.win_rate, "ci_low": me.ci_low,
             "ci_high": me.ci_high, "games": me.games}
 
