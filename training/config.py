@@ -148,7 +148,7 @@ class TrainConfig:
             if warn:
                 warnings.warn(f"{cls.__name__}: {old!r} (--{old.replace('_', '-')}) is now {renamed.new!r} "
                               f"(--{renamed.new.replace('_', '-')}); the old name goes in the next release",
-                              DeprecationWarning, stacklevel=4)
+                              DeprecationWarning, stacklevel=3)
             if out.get(renamed.new, value) != value:
                 raise ValueError(f"{old!r} and {renamed.new!r} are the same option: give one")
             out[renamed.new] = value
@@ -201,7 +201,7 @@ class TrainArgs(TrainConfig):
     # -- expert iteration --------------------------------------------------------------------------
     expert: str | None = opt(None, "expert iteration instead of PPO: the network plays, this agent labels the "
                                    "states it reaches, the network is refitted, repeat "
-                                   "(training/expert_iteration.py)", metavar="SPEC")
+                                   "(training/expert_iteration.py)", metavar="AGENT_SPEC")
     expert_iterations: int = opt(8, "expert iteration: play-label-refit rounds", type=int)
     expert_samples: int = opt(100_000, "expert iteration: decisions labelled per round", type=int)
     expert_epochs: int = opt(3, "expert iteration: epochs over the data set per round", type=int)
