@@ -99,8 +99,7 @@ def test_the_engines_share_one_configuration_base():
     for cls in (TrainConfig, TrainArgs, Config):  # one help text each, the same for the same knob
         assert all(f.metadata.get("help") for f in dataclasses.fields(cls))
     helps = {f.name: f.metadata["help"] for f in dataclasses.fields(TrainConfig)}
-    assert all(f.metadata["help"] == helps[f.name] for f in dataclasses.fields(Config) if f.name in helps
-               and f.name != "game")
+    assert all(f.metadata["help"] == helps[f.name] for f in dataclasses.fields(Config) if f.name in helps)
 
 
 def test_old_torchrl_names_work_with_a_deprecation_warning():

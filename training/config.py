@@ -77,7 +77,7 @@ class TrainConfig:
     RENAMED: ClassVar[dict[str, Renamed]] = {}  # old field name -> its new name, for one release
 
     # -- the game, and what the learner plays against ----------------------------------------------
-    game: str = opt("racko", "the game: a registered game's name (deckgym rules lists them)", positional=True)
+    game: str = opt("racko", "the game: a registered game's name", positional=True)
     players: int | None = opt(None, "table size (None: the game's default)", type=int)
     opponents: str | None = opt(None, "pool: AGENT_SPEC=WEIGHT,... with weights > 0 (None: the game's training pool, "
                                       "from its descriptor); rllib: 'self' for self-play against a copy of the learner")

@@ -77,7 +77,7 @@ class Config(TrainConfig):
         "snapshot_every_frames": Renamed("snapshot_every"),
     }
 
-    game: str = field(default="racko", metadata={"help": "the game (a registered game's name)"})  # a flag here
+    game: str = field(default="racko", metadata={"help": TrainConfig.meta("game")["help"]})  # --game: a flag here
     total_steps: int = field(default=50_000_000, metadata=TrainConfig.meta("total_steps"))
     max_minutes: float | None = field(default=20.0, metadata=TrainConfig.meta("max_minutes"))
     eval_every: int = field(default=500_000, metadata=TrainConfig.meta("eval_every"))
