@@ -150,8 +150,8 @@ def check_policy_meta(meta: dict[str, Any], core: Any, game: str, where: str = "
         if obs == "infostate":
             raise ModelMismatchError(f"{where}: derived features are computed from the default observation, "
                                      "not from information states")
-        fm = features_module(game)
-        supported = tuple(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)))
+        feature_set = features_module(game)
+        supported = tuple(getattr(feature_set, "SUPPORTED_VERSIONS", (feature_set.FEATURES_VERSION,)))
         if meta["features"] not in supported:
             raise ModelMismatchError(f"{where} uses derived features version {meta['features']!r}, "
                                      f"this code computes versions {supported}: retrain the policy")

@@ -19,7 +19,7 @@ from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return game_entry(game).spec.table_view
+    return game_entry(game).descriptor.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
