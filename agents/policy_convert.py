@@ -220,9 +220,9 @@ def assumed_meta(tensors: dict[str, np.ndarray], arch: dict[str, Any], core: Any
     size, n_act = tensors["pi.0.weight" if arch["pi"] else "pi.out.weight"].shape[1], tensors["pi.out.weight"].shape[0]
     if n_act != core.num_actions:
         raise ModelMismatchError(f"model {path} has {n_act} actions but {game} has {core.num_actions}")
-    fm = features_module(game)
-    versions = sorted(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)), reverse=True)
-    fitting = [v for v in versions if core.obs_size + fm.num_features(core, version=v) == size]
+    feature_set = features_module(game)
+    versions = sorted(getattr(feature_set, "SUPPORTED_VERSIONS", (feature_set.FEATURES_VERSION,)), reverse=True)
+    fitting = [v for v in versions if core.obs_size + feature_set.num_features(core, version=v) == size]
     if size != core.obs_size and not fitting:
         raise ModelMismatchError(f"model {path} takes observations of size {size}, but {game} with {core.rules!r} "
                                  f"gives {core.obs_size} (raw) or other sizes with derived features {versions}")

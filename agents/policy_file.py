@@ -15,7 +15,7 @@ JSON string with at least:
   fields), ``episode``, ``reward``: what the network was trained for;
 - ``obs`` (``"default"`` or ``"infostate"``), ``obs_version``, ``obs_size``: the core's
   observation the network reads; ``features``: the version of the derived features appended
-  to it (``<game>_env/features.py``), or ``null``; ``num_actions``;
+  to it (``<game>_env/planning/features.py``), or ``null``; ``num_actions``;
 - ``arch``: ``{"type": "mlp", "pi": [hidden sizes], "vf": [hidden sizes], "activation":
   "tanh" | "relu"}``;
 - anything else the trainer records (``train_config``, ``arena``, ``steps``, ...).
@@ -130,7 +130,7 @@ def game_of_core(core: Any) -> str:
 
 
 def features_module(game: str) -> Any:
-    """The game's derived-features module (``<game>_env.features``)."""
+    """The game's derived-features module (``<game>_env.planning.features``)."""
     from deckgym.registration import game as game_entry
 
     return game_entry(game).features()
@@ -185,8 +185,8 @@ def check_policy_meta(meta: dict[str, Any], core: Any, game: str, where: str = "
         if obs == "infostate":
             raise ModelMismatchError(f"{where}: derived features are computed from the default observation, "
                                      "not from information states")
-        fm = features_module(game)
-        supported = tuple(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)))
+        feature_set = features_module(game)
+        supported = tuple(getattr(feature_set, "SUPPORTED_VERSIONS", (feature_set.FEATURES_VERSION,)))
         if meta["features"] not in supported:
             raise ModelMismatchError(f"{where} uses derived features version {meta['features']!r}, "
                                      f"this code computes versions {supported}: retrain the policy")

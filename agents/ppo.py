@@ -38,8 +38,8 @@ def model_metadata(core: Any, game: str, features: bool, features_version: int |
     """The metadata of an SB3 policy for ``core`` (``arch`` is filled by :func:`save_model`)."""
     version = None
     if features:
-        fm = features_module(game)
-        version = int(fm.FEATURES_VERSION if features_version is None else features_version)
+        feature_set = features_module(game)
+        version = int(feature_set.FEATURES_VERSION if features_version is None else features_version)
     return policy_meta(core, game, "sb3", None, version, **extra)
 
 

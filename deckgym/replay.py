@@ -92,7 +92,7 @@ def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
 def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]]:
     """``names(view, mask) -> {action: move name}``: the moves as the terminal names them (the
     game's descriptor's ``text``)."""
-    text = game_entry(game).spec.text(core)
+    text = game_entry(game).descriptor.text(core)
 
     def names(view: dict, mask: np.ndarray) -> dict[int, str]:
         return {m.action: m.name for m in text.moves(view, mask)}
@@ -113,7 +113,7 @@ def make_header(game: str, core: Any, seats: Sequence[str], seed: int, deal: int
 def end_reason(game: str, core: Any, result: Any, r: int, last_action: int) -> str:
     """Why a round ended, as the game's descriptor says (Rack-O: ``"rack-o"`` or ``"cap"``, R9;
     Least Score: ``"declare"`` or ``"cap"``, L10)."""
-    return game_entry(game).spec.end_reason(core, result, r, last_action)
+    return game_entry(game).descriptor.end_reason(core, result, r, last_action)
 
 
 def _decoded(core: Any, obs_row: np.ndarray) -> dict[str, Any]:

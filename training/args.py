@@ -20,7 +20,7 @@ from typing import Any
 
 from deckgym.checks import check_output_dir, check_output_file, check_range
 from deckgym.extras import require_extra
-from deckgym.training.config import TrainArgs, apply_engine_defaults
+from deckgym.training.config import TrainArgs, apply_engine_defaults, apply_game_defaults
 
 __all__ = ["TrainPlan", "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
 
@@ -56,7 +56,7 @@ EXPERT_MODEL = "expert_model.safetensors"
 OLD_EXPERT_MODEL = "expert_model.zip"  # the pickled format of earlier versions
 # sizes, numbers and names that reach no file and switch no trust: restored as they are (type-checked)
 RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "expert_samples", "expert_epochs", "expert_buffer",
-                "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward", "eval_deals",
+                "expert_lr", "gamma", "seed", "features", "features_version", "episode", "reward", "eval_deals",
                 "final_deals", "lr", "n_steps", "batch_size", "epochs")
 # agent specs: restored only when every agent is a built-in one (a ppo:/rllib: spec names a file, and can
 # say ?allow_pickle=true): anything else must come from the user's own command line
@@ -81,7 +81,11 @@ def _wrong_type(key: str, value: Any, default: Any) -> str | None:
     if key == "rule":
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if ok else "a list of strings"
-    kind = {"players": int, "features_version": int, "lr": float, "gamma": float, "net": str}.get(key, type(default))
+    kinds = {"players": int, "features_version": int, "lr": float, "gamma": float, "net": str, "features": bool}
+    kind = kinds.get(key, type(default) if default is not None else None)
+    if kind is None:  # a field with no type to check against: a plain JSON value only
+        ok = isinstance(value, (bool, int, float, str))
+        return None if ok else "a plain value"
     if kind is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     elif kind is int:
@@ -118,6 +122,7 @@ def resume_settings(args: TrainArgs) -> None:
         if getattr(args, key, None) not in (None, config.get(key)):
             raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
                              f"not {getattr(args, key)}")
+    config = TrainArgs.upgrade_names(config, warn=False)  # the names of earlier versions
     defaults = TrainArgs()
     for key in RUN_SETTINGS:
         if key in config:
@@ -201,6 +206,7 @@ def validate(args: TrainArgs) -> TrainPlan:
                              "(a PPO run is continued with --init MODEL)")
         resume_settings(args)  # the run's own settings from its config.json
     entry = game_entry(args.game)
+    apply_game_defaults(args)  # opponents, evaluation ladder, features and shaping: the game's descriptor
     for flag, low in (("--total-steps", 1), ("--num-envs", 1), ("--n-steps", 1), ("--batch-size", 1),
                       ("--epochs", 1), ("--league-window", 1), ("--max-snapshots", 0), ("--eval-every", 1),
                       ("--eval-deals", 1), ("--final-deals", 0), ("--bc-samples", 1), ("--bc-epochs", 1),
@@ -219,6 +225,9 @@ def validate(args: TrainArgs) -> TrainPlan:
     check_range("--snapshot-weight", args.snapshot_weight, 0, 1, high_open=True)
     check_range("--max-minutes", args.max_minutes, 0, low_open=True)
     hidden = _hidden_layers(args.net)
+    if entry.descriptor.features is None and (args.features or args.shaping):
+        raise ValueError(f"--features/--shaping: {args.game} has no derived features nor shaping potential "
+                         "(leave them out, or --no-features --shaping 0)")
 
     rules_kwargs = parse_rule_overrides(args.rule, entry.rules_class())
     if args.players is not None:
@@ -228,8 +237,8 @@ def validate(args: TrainArgs) -> TrainPlan:
         raise ValueError(f"--opponents {SELF_PLAY}: self-play is the RLlib engine's (--engine rllib); with sb3 the "
                          "league adds snapshots of the learner to the pool")
     # the game's defaults are in its descriptor (train_opponents, eval_against)
-    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or entry.spec.train_opponents)
-    eval_against = [s.strip() for s in (args.eval_against or ",".join(entry.spec.eval_against)).split(",") if s.strip()]
+    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents)
+    eval_against = [s.strip() for s in args.eval_against.split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)

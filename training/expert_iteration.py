@@ -102,13 +102,13 @@ def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     # a search expert reads information states: the games then record their public history
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                      opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
-                     reward=args.reward, features=not args.no_features, seed=args.seed,
+                     reward=args.reward, features=args.features, seed=args.seed,
                      features_version=args.features_version, history=acts_on_infostates(args.expert))
     venv = env.venv
     config = args.to_dict()
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,
                   command=command_line(args), mode="expert iteration")
-    meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
+    meta = model_metadata(env.core, game, features=args.features, features_version=env.features_version,
                           train_config=config)
     if resumed:
         state = load_json(os.path.join(run_dir, STATE), where=f"--resume {run_dir}")

@@ -155,7 +155,7 @@ def make_env(args: TrainArgs, plan: TrainPlan) -> Any:
         features_version = plan.init_meta.get("features")
     return CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                       opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
-                      reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
+                      reward=args.reward, shaping=args.shaping, features=args.features, seed=args.seed,
                       features_version=features_version,
                       history=bool(args.bc_teacher) and acts_on_infostates(args.bc_teacher))
 
@@ -194,7 +194,7 @@ def open_run(args: TrainArgs, plan: TrainPlan, env: Any, model: Any) -> Run:
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, eval_against=plan.eval_against,
                   league_threshold=plan.league_threshold, command=command_line(args),
                   planned_steps=plan.planned_steps, start_steps=int(model.num_timesteps))
-    meta = model_metadata(env.core, args.game, features=not args.no_features, features_version=env.features_version,
+    meta = model_metadata(env.core, args.game, features=args.features, features_version=env.features_version,
                           train_config=config)
     os.mkdir(os.path.join(new_folder(plan.run_dir, "--run-name"), "checkpoints"))
     write_json(os.path.join(plan.run_dir, "config.json"), config, default=str)

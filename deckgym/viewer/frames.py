@@ -23,7 +23,7 @@ MAX_LABEL_SPEC = 40  # characters of an agent spec in a seat's label: the label 
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return game_entry(game).spec.table_view
+    return game_entry(game).descriptor.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
