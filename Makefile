@@ -52,5 +52,12 @@ bench: $(STAMP)
 	$(BIN)/python -m deckgym.evaluation.bench racko --json $(OUT)/bench_racko.json
 	$(BIN)/python -m deckgym.evaluation.bench leastscore --json $(OUT)/bench_leastscore.json
 
+# `make clean` removes what these targets made and nothing else: OUT may be a folder of the user's
+# own (exported, or given on the command line), so it is never removed whole, only the files the
+# demo and bench targets write there, then the folders if that left them empty.
+OUT_GAMES := racko leastscore
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -f $(foreach g,$(OUT_GAMES),"$(OUT)/$(g).json" "$(OUT)/$(g).png" "$(OUT)/bench_$(g).json")
+	rm -f "$(OUT)"/replays/*-deal[0-9][0-9][0-9][0-9][0-9]-rot[0-9].jsonl
+	-rmdir "$(OUT)/replays" 2>/dev/null; rmdir "$(OUT)" 2>/dev/null; true

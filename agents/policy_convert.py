@@ -30,7 +30,6 @@ size must be the core's, alone or with one derived-features version.
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickle
 import re
@@ -39,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym import strict_json
 from deckgym.agents.policy_file import (SUFFIX, ModelMismatchError, features_module, layer_names, pickled_kind,
                                          policy_meta, save_policy)
 
@@ -164,8 +164,8 @@ def _read_sb3_zip(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dic
         names = set(zf.namelist())
         if not {"data", "policy.pth"} <= names:
             raise ValueError(f"{path}: not an SB3 model zip (no data and policy.pth members)")
-        data = json.loads(zf.read("data"))  # plain JSON: the ':serialized:' entries stay text
-        meta = json.loads(zf.read(META_NAME)) if META_NAME in names else None
+        data = strict_json.loads(zf.read("data"), f"{path}: data")  # plain JSON: the ':serialized:' entries stay text
+        meta = strict_json.loads(zf.read(META_NAME), f"{path}: {META_NAME}") if META_NAME in names else None
         try:  # tensors only: torch's restricted unpickler refuses any other object
             state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
         except Exception as exc:
@@ -195,8 +195,7 @@ def _read_rllib(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[
         folder = os.path.join(folder, "model")  # a run folder
     meta = None
     if os.path.exists(os.path.join(folder, META_NAME)):
-        with open(os.path.join(folder, META_NAME)) as f:
-            meta = json.load(f)
+        meta = strict_json.load_json(os.path.join(folder, META_NAME))
     tensors, arch = rllib_export(_rllib_state(folder))
     return tensors, arch, meta
 

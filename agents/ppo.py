@@ -62,6 +62,15 @@ def check_metadata(meta: dict[str, Any], core: Any, game: str, where: str = "mod
     check_policy_meta(meta, core, game, where)
 
 
+def without_log_folder(model: Any) -> Any:
+    """``model`` (an SB3 algorithm) with a logger that writes nowhere; returns it. Without a logger
+    of its own, every ``learn`` call makes a new empty ``SB3-<time>`` folder in the temp dir."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
 def update_metadata(path: str, meta: dict[str, Any]) -> None:
     """Replace the metadata of the policy file ``path`` (same tensors; rewritten atomically)."""
     tensors, _ = load_policy(path)

@@ -33,18 +33,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import deckgym.vector_env as after  # noqa: E402  (this tree, from the path set just above)
+from deckgym.outputs import write_text  # noqa: E402
 
 
 def load_revision(rev: str):
     """``deckgym/vector_env.py`` of git revision ``rev``, imported as a separate module."""
     src = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:deckgym/vector_env.py"], check=True,
                          capture_output=True, text=True).stdout
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location("vector_env_before", f.name)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    os.unlink(f.name)
+    with tempfile.TemporaryDirectory() as folder:  # the module and its __pycache__ go with it
+        path = write_text(os.path.join(folder, "vector_env_before.py"), src)
+        spec = importlib.util.spec_from_file_location("vector_env_before", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
     return mod
 
 
@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
         from sb3_contrib import MaskablePPO
 
+        from deckgym.agents.ppo import without_log_folder
         from deckgym.training.vec_env import CoreVecEnv
 
         torch.set_num_threads(1)
@@ -101,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             venv = CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[args.opponent], players=args.players,
                               features=not args.no_features, seed=0)
             venv.venv = m.DeckGymVectorEnv(args.game, autoreset_mode=AutoresetMode.SAME_STEP, **kw)
-            models[k] = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=4, seed=0, device="cpu",
-                                    policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}})
+            models[k] = without_log_folder(MaskablePPO(  # no SB3-<time> folder per learn() in the temp dir
+                "MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=4, seed=0, device="cpu",
+                policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}}))
         chunk = args.num_envs * 64
         rates = {k: [] for k in sides}
         for r in range(args.rounds + 1):

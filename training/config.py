@@ -207,7 +207,8 @@ class TrainArgs(TrainConfig):
     expert_epochs: int = opt(3, "expert iteration: epochs over the data set per round", type=int)
     expert_buffer: int = opt(300_000, "expert iteration: the data set keeps the newest this many decisions", type=int)
     expert_lr: float = opt(1e-3, "expert iteration: learning rate of the refit", type=float)
-    resume: str | None = opt(None, "expert iteration: go on with this run folder (its own settings) after Ctrl-C",
+    resume: str | None = opt(None, "expert iteration: go on with this run folder (its own settings) after Ctrl-C; "
+                                   "an agent that is a file, and --out, come from the command line only",
                              metavar="RUN")
 
     # -- the run -----------------------------------------------------------------------------------

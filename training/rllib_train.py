@@ -46,7 +46,7 @@ import sys
 import time
 from typing import Any
 
-from deckgym.outputs import write_json
+from deckgym.outputs import JsonLines, new_folder, write_json
 from deckgym.agents.rllib_support import init_ray
 from deckgym.training.args import TrainPlan, validate_rllib
 from deckgym.training.config import TrainArgs, apply_engine_defaults, build_parser, command_line
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
-    os.makedirs(run_dir, exist_ok=True)
+    new_folder(run_dir, "--run-name")
     threshold = plan.league_threshold
     sb3_only = ("n_steps", "eval_every", "eval_deals", "init", "threads", "out")
     config = {k: v for k, v in args.to_dict().items() if k not in sb3_only}
@@ -308,25 +308,24 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
             config["bc_result"] = meta["train_config"]["bc_result"] = bc
             write_json(os.path.join(run_dir, "config.json"), config, default=str)
             print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
-        with open(os.path.join(run_dir, "progress.jsonl"), "w") as log:
-            while steps < args.total_steps:
-                t0 = time.perf_counter()
-                res = algo.train()
-                it += 1
-                row = progress_row(res, it, steps, time.perf_counter() - t0, time.perf_counter() - t_start)
-                steps = row["steps"]
-                row["league"] = league.update(algo, row, steps, it)
-                log.write(json.dumps(row, default=float) + "\n")
-                log.flush()
-                if not args.quiet:
-                    print(console_line(row), flush=True)
-                out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
-                if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
-                    model = save_model(algo, rl_module_spec, run_dir, {
-                        **meta, "steps": steps, "iterations": it,
-                        "training_minutes": (time.perf_counter() - t_start) / 60})
-                if out_of_time:
-                    break
+        log = JsonLines(os.path.join(run_dir, "progress.jsonl"), default=float)
+        while steps < args.total_steps:
+            t0 = time.perf_counter()
+            res = algo.train()
+            it += 1
+            row = progress_row(res, it, steps, time.perf_counter() - t0, time.perf_counter() - t_start)
+            steps = row["steps"]
+            row["league"] = league.update(algo, row, steps, it)
+            log.append(row)
+            if not args.quiet:
+                print(console_line(row), flush=True)
+            out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
+            if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
+                model = save_model(algo, rl_module_spec, run_dir, {
+                    **meta, "steps": steps, "iterations": it,
+                    "training_minutes": (time.perf_counter() - t_start) / 60})
+            if out_of_time:
+                break
         if model is not None and args.final_deals:
             final = final_arena(model, args, plan)
     except KeyboardInterrupt:

@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
 import time
 import warnings
 from dataclasses import field
@@ -47,6 +46,7 @@ from collections import OrderedDict  # noqa: E402
 
 from deckgym.agents.policy_file import PolicyAgent, policy_meta, save_policy  # noqa: E402
 from deckgym.evaluation.arena import evaluate  # noqa: E402
+from deckgym.outputs import JsonLines, copy_file, new_folder, write_json  # noqa: E402
 from deckgym.training.args import parse_pool  # noqa: E402
 from deckgym.training.config import (TrainConfig, Renamed, add_fields, apply_engine_defaults,  # noqa: E402
                                      config_dataclass, game_defaults, opt)
@@ -165,15 +165,16 @@ def train(cfg: Config) -> dict[str, Any]:
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     run = os.path.join(cfg.runs, cfg.run_name or time.strftime("%Y%m%d-%H%M%S"))
-    os.makedirs(run, exist_ok=True)
-    with open(os.path.join(run, "config.json"), "w") as f:
-        json.dump(dataclasses.asdict(cfg), f, indent=2)
-    log = open(os.path.join(run, "log.jsonl"), "w")
+    k = 2
+    while not cfg.run_name and os.path.lexists(run):  # two runs started in the same second
+        run, k = os.path.join(cfg.runs, time.strftime("%Y%m%d-%H%M%S") + f"-{k}"), k + 1
+    new_folder(run, "--run-name" if cfg.run_name else "--runs")
+    write_json(os.path.join(run, "config.json"), dataclasses.asdict(cfg))
+    log = JsonLines(os.path.join(run, "log.jsonl"))
 
     def record(**row: Any) -> None:
         row = {"minutes": round((time.perf_counter() - t0) / 60, 3), **row}
-        log.write(json.dumps(row) + "\n")
-        log.flush()
+        log.append(row)
         if cfg.verbose or "iteration" not in row:
             print(json.dumps(row), flush=True)
 
@@ -216,7 +217,7 @@ def train(cfg: Config) -> dict[str, Any]:
         record(evaluation=ev, frames=frames)
         if ev["win_rate"] > best:
             best = ev["win_rate"]
-            shutil.copyfile(path, os.path.join(run, "best.safetensors"))
+            copy_file(path, os.path.join(run, "best.safetensors"))
 
     evaluation(-1, 0.0)  # the untrained policy: where the curve starts
     for it, data in enumerate(collector):
@@ -270,10 +271,8 @@ def train(cfg: Config) -> dict[str, Any]:
         summary["final"] = arena_win_rate(best_path, cfg, cfg.final_deals, seed=0)
     summary["wall_minutes"] = (time.perf_counter() - t0) / 60
     summary["cpu_minutes"] = (time.process_time() - c0) / 60
-    with open(os.path.join(run, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    write_json(os.path.join(run, "summary.json"), summary)
     record(summary={k: v for k, v in summary.items() if k != "curve"})
-    log.close()
     return summary
 
 
