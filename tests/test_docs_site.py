@@ -1,0 +1,89 @@
+"""The documentation site: `mkdocs build --strict` passes (no broken link, missing page or dead
+anchor), and the pages generated from the code hold what the code says."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site, built once per test session into a temporary folder with ``--strict``."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(MKDOCS + ["build", "--strict", "--site-dir", str(out)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout[-3000:]}\n{run.stderr[-6000:]}"
+    return out
+
+
+def test_strict_build_passes(built_site):
+    for page in ("index.html", "games/racko.html", "games/leastscore.html", "frontends/torchrl.html",
+                 "evaluation.html", "benchmarks.html", "notebooks/01_quickstart.html", "reference/cores.html"):
+        assert (built_site / page).is_file(), page
+
+
+def test_strict_build_fails_on_a_dead_link(tmp_path):
+    """The same configuration, one page more with a link to a missing page and a dead anchor."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\n[gone](missing.md) and [nowhere](#no-such-heading)\n")
+    cfg = tmp_path / "mkdocs.yml"
+    cfg.write_text(f"INHERIT: {ROOT / 'mkdocs.yml'}\ndocs_dir: {docs}\nhooks: []\nnav:\n  - Home: index.md\n")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    run = subprocess.run(MKDOCS + ["build", "--strict", "-f", str(cfg), "--site-dir", str(tmp_path / "site")],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "missing.md" in run.stderr and "no-such-heading" in run.stderr
+
+
+def page_text(built_site: Path, page: str) -> str:
+    html = (built_site / page).read_text(encoding="utf-8")
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+@pytest.mark.parametrize("name", ["racko", "leastscore"])
+def test_game_page_tables_are_the_code(built_site, name):
+    """Every layout field with its offset, every action name and every rules field with its
+    default, as the code has them now."""
+    from deckgym.registration import game
+
+    entry = game(name)
+    html = (built_site / "games" / f"{name}.html").read_text(encoding="utf-8")
+    for obs in ("default", "infostate"):
+        core = entry.make_core(obs=obs)
+        for field, sl in core.obs_slices.items():
+            assert re.search(rf"<code>{field}</code></td>\s*<td>{sl.start}</td>", html), (obs, field, sl.start)
+    core = entry.make_core()
+    for a, n in enumerate(core.action_names):
+        assert re.search(rf"<td>{a}</td>\s*<td><code>{re.escape(n)}</code></td>", html), (a, n)
+    import html as html_lib
+
+    html = html_lib.unescape(html)
+    for f in dataclasses.fields(entry.spec.rules):
+        default = re.escape(repr(f.default))
+        row = rf"<code>{f.name}</code></td>\s*<td><code>[^<]*</code></td>\s*<td><code>{default}</code>"
+        assert re.search(row, html), (f.name, f.default)
+    assert f'src="../assets/generated/{name}.gif"' in html
+    gif = (built_site / "assets" / "generated" / f"{name}.gif").read_bytes()
+    assert gif[:6] == b"GIF89a" and len(gif) > 10_000
+
+
+def test_rules_are_included_from_docs_rules_md(built_site):
+    """The game pages carry RULES.md's own text (one source), with every rule id as a heading."""
+    rules = (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    for name, ids in (("racko", [f"R{i}" for i in range(1, 13)]), ("leastscore", [f"L{i}" for i in range(1, 11)])):
+        text = page_text(built_site, f"games/{name}.html")
+        for rid in ids:
+            heading = re.search(rf"^### ({rid} — .*)$", rules, re.M).group(1)
+            assert heading.split(" — ")[1].replace('"', "&quot;") in text or heading.split(" — ")[1] in text, heading
