@@ -189,6 +189,10 @@ def expand(name: str, args: list[str], page_uri: str) -> str:
             body = section(fh.read(), args[1], args[0])
         body = rebase(body, args[0], source)
         return shift_headings(body, int(args[2]) if len(args) > 2 else 0)
+    if name == "code":  # FILE: a repository source file, shown as it is
+        with open(os.path.join(ROOT, args[0]), encoding="utf-8") as fh:
+            code = fh.read().rstrip()
+        return f'```{{.python title="{args[0]}"}}\n{code}\n```'
     raise ValueError(f"{page_uri}: unknown generator {name!r}")
 
 

@@ -44,7 +44,7 @@ def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
         rows.append([f"`{prefix}{f.name}`", _type_name(hints.get(f.name, f.type)), _fmt_default(default),
-                     f.metadata.get("doc", "")])
+                     rst_to_md(f.metadata.get("doc") or f.metadata.get("help") or "")])
     return rows
 
 
