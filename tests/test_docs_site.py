@@ -92,3 +92,37 @@ def test_rules_are_included_from_docs_rules_md(built_site):
         for rid in ids:
             heading = re.search(rf"^### ({rid} — .*)$", rules, re.M).group(1)
             assert heading.split(" — ")[1].replace('"', "&quot;") in text or heading.split(" — ")[1] in text, heading
+
+
+def test_pages_as_a_reader_sees_them_in_chromium(built_site, tmp_path):
+    """The built game page and a front-end page in headless Chromium: the generated tables are
+    there with their rows, and the game's animation is loaded and drawn. Screenshots go to the
+    test's folder or ``$DECKGYM_SCREENSHOTS``."""
+    from tests.test_browser import browser_driver, shot
+
+    drv, cleanup = browser_driver()
+    try:
+        drv.set_window_size(1280, 1600)
+        drv.get((built_site / "games" / "racko.html").as_uri())
+        tables = drv.execute_script("""return Array.from(document.querySelectorAll('article table')).map(
+            t => [t.querySelectorAll('tbody tr').length, t.innerText.slice(0, 200)])""")
+        assert len(tables) >= 8, tables
+        texts = " ".join(t[1] for t in tables)
+        for needle in ("from racko_env import env", "rack", "draw", "num_players"):
+            assert needle in texts, needle
+        assert any(rows == 13 for rows, _ in tables), "the action table has 13 rows"
+        img = drv.execute_script("""const i = document.querySelector('figure.game-picture img');
+            return i && [i.complete, i.naturalWidth, i.naturalHeight, i.getBoundingClientRect().height]""")
+        assert img and img[0] and img[1] > 300 and img[2] > 200 and img[3] > 100, img
+        shot(drv, tmp_path, "docs-racko.png")
+
+        drv.get((built_site / "frontends" / "torchrl.html").as_uri())
+        rows = drv.execute_script("""return Array.from(document.querySelectorAll('article table tbody tr')).map(
+            r => r.cells[0].innerText)""")
+        for name in ("num_envs", "self_play", "opponents", "features", "device"):
+            assert name in rows, (name, rows)
+        code = drv.execute_script("return document.querySelector('article pre code').innerText")
+        assert "RackOEnv(num_envs=256" in code
+        shot(drv, tmp_path, "docs-torchrl.png")
+    finally:
+        cleanup()

@@ -154,7 +154,7 @@ def _picture(name: str, page_uri: str) -> str:
     players = spec.demo_players or spec.rules().num_players
     seats = list(spec.eval_against)[:players]
     rel = posixpath.relpath(f"assets/generated/{name}.gif", posixpath.dirname(page_uri) or ".")
-    who = ", ".join(f"`{s}`" for s in seats)
+    who = ", ".join(f"<code>{s}</code>" for s in seats)
     return (f'<figure class="game-picture" markdown>\n![A game of {spec.title}, move by move]({rel})\n'
             f"<figcaption>Deal 0 of seed 0, {players} players, played in the arena by {who}; drawn from its replay "
             f"by <code>{spec.render.__name__}.rgb_array</code> when this site was built.</figcaption>\n</figure>")

@@ -5,6 +5,7 @@ a layout field that the env's docstring does not describe stops the build."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib
 import re
 from typing import Any
@@ -16,8 +17,12 @@ from deckgym.registration import GAMES, game as game_entry
 
 def md_table(header: list[str], rows: list[list[Any]]) -> str:
     """A Markdown table (pipes in cells escaped)."""
+    def code(m: re.Match) -> str:  # a pipe inside a code span: HTML, since Markdown tables split on it
+        return "<code>" + html.escape(m.group(1)).replace("|", "&#124;") + "</code>"
+
     def cell(x: Any) -> str:
-        return str(x).replace("|", "\\|").replace("\n", " ")
+        text = re.sub(r"`([^`]*\|[^`]*)`", code, str(x))
+        return text.replace("|", "\\|").replace("\n", " ")
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     out += ["| " + " | ".join(cell(x) for x in row) + " |" for row in rows]
     return "\n".join(out)
@@ -101,7 +106,7 @@ def header(name: str) -> str:
         ["Action values", f"Discrete({core.num_actions})"],
         ["Observation shape", f"`observation`: {shapes}; `action_mask`: ({core.num_actions},)"],
         ["Information state shape", f"`obs=\"infostate\"`: {info}"],
-        ["Observation values", f"`observation` in {_range(core, slice(None))} (default table), `action_mask` in {{0, 1}}"],
+        ["Observation values", f"`observation` in {_range(core, slice(None))} (default table), `action_mask` 0 or 1"],
     ]
     return md_table(["", spec.title], rows)
 
