@@ -126,3 +126,67 @@ def test_pages_as_a_reader_sees_them_in_chromium(built_site, tmp_path):
         shot(drv, tmp_path, "docs-torchrl.png")
     finally:
         cleanup()
+
+
+FRONT_ENDS = {
+    "frontends/pettingzoo.html": ["racko_env.env:raw_env", "leastscore_env.env:raw_env"],
+    "frontends/gymnasium.html": ["deckgym.gym_env:DeckGymEnv", "deckgym.vector_env:DeckGymVectorEnv"],
+    "frontends/sb3.html": ["deckgym.training.vec_env:CoreVecEnv"],
+    "frontends/rllib.html": ["deckgym.training.rllib_env:RLlibVectorEnv"],
+    "frontends/torchrl.html": ["deckgym.torchrl:RackOEnv"],
+}
+
+
+@pytest.mark.parametrize("page", list(FRONT_ENDS))
+def test_front_end_defaults_are_the_constructors(built_site, page):
+    """Every keyword of the front end's constructor is a row of its page with the code's default."""
+    import html as html_lib
+    import importlib
+    import inspect
+
+    text = html_lib.unescape((built_site / page).read_text(encoding="utf-8"))
+    for target in FRONT_ENDS[page]:
+        module, _, name = target.partition(":")
+        obj = getattr(importlib.import_module(module), name)
+        start = text.index(f"<code>{obj.__module__}.{obj.__qualname__}</code>")  # the table under this name
+        table = text[start:text.index("</table>", start)]
+        for klass in (obj.__mro__ if isinstance(obj, type) else [obj]):
+            init = klass.__dict__.get("__init__") if isinstance(obj, type) else obj
+            if init is None or not klass.__module__.startswith(("deckgym", "racko_env", "leastscore_env")):
+                continue
+            for p in inspect.signature(init).parameters.values():
+                if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                    continue
+                default = "required" if p.default is p.empty else f"<code>{p.default!r}</code>"
+                row = re.search(rf"<td><code>{p.name}</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>", table, re.S)
+                assert row, (page, target, p.name)
+                assert default in row.group(1), (page, target, p.name, default, row.group(1))
+            if not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(init).parameters.values()):
+                break  # the keywords end here (a subclass that forwards none of its base's)
+
+
+def test_defaults_generator_reads_an_options_dataclass():
+    """A constructor that takes one options dataclass gets that dataclass's fields as rows."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import docgen_api
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+    @dataclasses.dataclass
+    class Options:
+        num_envs: int = dataclasses.field(default=8, metadata={"doc": "games at once"})
+        seed: int | None = None
+
+    def make(game: str, options: Options = Options()) -> None:
+        """A front end.
+
+        Args:
+            game: the game's name.
+        """
+
+    docgen_api.resolve = lambda target: make  # the generator's lookup, pointed at this function
+    table = docgen_api.defaults_table("x:make")
+    assert "| `game` | `str` | *required* | the game's name. |" in table
+    assert "| `options.num_envs` | `int` | `8` | games at once |" in table
+    assert "`options.seed`" in table and "`None`" in table

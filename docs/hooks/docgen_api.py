@@ -32,14 +32,30 @@ def _fmt_default(value: Any) -> str:
 def _type_name(annotation: Any) -> str:
     if annotation is inspect.Parameter.empty:
         return ""
+    if isinstance(annotation, str):
+        return f"`{annotation}`"
     if isinstance(annotation, type):
         return f"`{annotation.__name__}`"
     return f"`{str(annotation).replace('typing.', '')}`"
 
 
+def _options_class(annotation: Any, default: Any) -> type | None:
+    """The options dataclass a parameter takes: its annotation (``Options`` or ``Options | None``)
+    or its default's class."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and dataclasses.is_dataclass(candidate):
+            return candidate
+    if dataclasses.is_dataclass(default) and not isinstance(default, type):
+        return type(default)
+    return None
+
+
 def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
     rows = []
-    hints = typing.get_type_hints(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # a forward reference the module does not import at run time
+        hints = {}
     for f in dataclasses.fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
@@ -121,12 +137,14 @@ def defaults_table(target: str, extra_doc: str = "") -> str:
                 continue
             seen.add(p.name)
             ann = hints.get(p.name, p.annotation)
-            if isinstance(ann, type) and dataclasses.is_dataclass(ann):
-                rows += _dataclass_rows(ann, prefix=f"{p.name}.")
+            options = _options_class(ann, p.default)
+            if options is not None:
+                rows += _dataclass_rows(options, prefix=f"{p.name}.")
             elif p.kind is p.VAR_KEYWORD:
                 var_kw = p.name
             else:
-                rows.append([f"`{p.name}`", _type_name(ann), _fmt_default(p.default), docs.get(p.name, "")])
+                shown = p.annotation if isinstance(p.annotation, str) else ann  # as written in the code
+                rows.append([f"`{p.name}`", _type_name(shown), _fmt_default(p.default), docs.get(p.name, "")])
     if var_kw:
         rows.append([f"`**{var_kw}`", "", "", extra_doc or docs.get(var_kw, "further keywords")])
     name = getattr(obj, "__qualname__", str(obj))
