@@ -116,7 +116,7 @@ def obs_table(name: str, obs: str) -> str:
     sizes, ranges (from ``core.obs_slices``, ``obs_low``/``obs_high``) and the env's meaning."""
     docs = field_docs(env_module(name))
     counts = player_counts(name)
-    shown = sorted({counts[0], game_entry(name).spec.rules().num_players, counts[-1]})
+    shown = sorted({game_entry(name).spec.rules().num_players, counts[-1]})  # the default table and the largest
     cores = {p: core_of(name, p, obs) for p in shown}
     first = cores[shown[0]]
     base = set(core_of(name, shown[0]).obs_slices) if obs == "infostate" else set()
