@@ -33,6 +33,19 @@ def test_strict_build_passes(built_site):
         assert (built_site / page).is_file(), page
 
 
+def test_notebooks_are_pages_with_their_committed_outputs(built_site):
+    """Each notebook is a page: its code cells and the outputs saved in the .ipynb (text and pictures)."""
+    import json
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        html = (built_site / "notebooks" / f"{path.stem}.html").read_text(encoding="utf-8")
+        pictures = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+        assert html.count("data:image/png;base64,") == pictures, path.name
+        code_cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert html.count('class="language-python') + html.count("notebook") >= len(code_cells), path.name
+
+
 def test_strict_build_fails_on_a_dead_link(tmp_path):
     """The same configuration, one page more with a link to a missing page and a dead anchor."""
     docs = tmp_path / "docs"
