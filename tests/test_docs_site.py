@@ -60,6 +60,17 @@ def test_strict_build_fails_on_a_dead_link(tmp_path):
     assert "missing.md" in run.stderr and "no-such-heading" in run.stderr
 
 
+def hooks_module(name: str):
+    """A module of the site's build hooks (docs/hooks), imported as the build imports it."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+
 def page_text(built_site: Path, page: str) -> str:
     html = (built_site / page).read_text(encoding="utf-8")
     return re.sub(r"<[^>]+>", " ", html)
@@ -156,6 +167,9 @@ def test_front_end_defaults_are_the_constructors(built_site, page):
     import html as html_lib
     import importlib
     import inspect
+    import typing
+
+    docgen_api = hooks_module("docgen_api")
 
     text = html_lib.unescape((built_site / page).read_text(encoding="utf-8"))
     for target in FRONT_ENDS[page]:
@@ -167,24 +181,26 @@ def test_front_end_defaults_are_the_constructors(built_site, page):
             init = klass.__dict__.get("__init__") if isinstance(obj, type) else obj
             if init is None or not klass.__module__.startswith(("deckgym", "racko_env", "leastscore_env")):
                 continue
+            hints = typing.get_type_hints(init)
             for p in inspect.signature(init).parameters.values():
                 if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
                     continue
-                default = "required" if p.default is p.empty else f"<code>{p.default!r}</code>"
-                row = re.search(rf"<td><code>{p.name}</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>", table, re.S)
-                assert row, (page, target, p.name)
-                assert default in row.group(1), (page, target, p.name, default, row.group(1))
+                options = docgen_api._options_class(hints.get(p.name), p.default)
+                rows = ([(f"{p.name}.{f.name}", f.default) for f in dataclasses.fields(options)] if options
+                        else [(p.name, p.default)])  # an options dataclass is listed field by field
+                for name, value in rows:
+                    default = "required" if value in (p.empty, dataclasses.MISSING) else f"<code>{value!r}</code>"
+                    row = re.search(rf"<td><code>{re.escape(name)}</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>",
+                                    table, re.S)
+                    assert row, (page, target, name)
+                    assert default in row.group(1), (page, target, name, default, row.group(1))
             if not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(init).parameters.values()):
                 break  # the keywords end here (a subclass that forwards none of its base's)
 
 
-def test_defaults_generator_reads_an_options_dataclass():
+def test_defaults_generator_reads_an_options_dataclass(monkeypatch):
     """A constructor that takes one options dataclass gets that dataclass's fields as rows."""
-    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
-    try:
-        import docgen_api
-    finally:
-        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    docgen_api = hooks_module("docgen_api")
 
     @dataclasses.dataclass
     class Options:
@@ -198,7 +214,7 @@ def test_defaults_generator_reads_an_options_dataclass():
             game: the game's name.
         """
 
-    docgen_api.resolve = lambda target: make  # the generator's lookup, pointed at this function
+    monkeypatch.setattr(docgen_api, "resolve", lambda target: make)  # the generator's lookup, pointed here
     table = docgen_api.defaults_table("x:make")
     assert "| `game` | `str` | *required* | the game's name. |" in table
     assert "| `options.num_envs` | `int` | `8` | games at once |" in table
