@@ -13,10 +13,13 @@ OUT    ?= results
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
 # multi-GB CUDA build. `.[dev]` includes the `rllib` extra (Ray), so `make test` runs its tests.
+# editable_mode=strict links the modules into build/__editable__.*, a static path mypy, pyright and
+# IDEs read (the default editable install's import hook is invisible to them). A NEW module is
+# seen from outside the checkout only after `make install` runs again (touch pyproject.toml).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --config-settings editable_mode=strict -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
