@@ -135,3 +135,43 @@ def test_the_checkout_links_the_mapped_packages_under_deckgym(name):
     for type checkers opened on the checkout."""
     link = ROOT / "deckgym" / name
     assert link.is_symlink() and os.readlink(link) == f"../{name}" and link.resolve() == ROOT / name
+
+
+# -- the linter and the type checker on every change (make lint, run by make test) ----------------
+def _make_target(name: str) -> tuple[str, list[str]]:
+    """(a Makefile target's prerequisites, its recipe lines)."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    i = next(k for k, x in enumerate(lines) if x.startswith(f"{name}:"))
+    recipe = []
+    for x in lines[i + 1:]:
+        if not x.startswith("\t"):
+            break
+        recipe.append(x.strip())
+    return lines[i].split(":", 1)[1], recipe
+
+
+def test_make_test_runs_ruff_and_mypy_over_the_package_first():
+    assert "lint" in _make_target("test")[0].split()
+    recipe = _make_target("lint")[1]
+    assert "$(BIN)/ruff check ." in recipe
+    assert "$(BIN)/mypy -p deckgym -p racko_env -p leastscore_env" in recipe
+    hooks = (ROOT / ".pre-commit-config.yaml").read_text()
+    assert "entry: ruff check" in hooks and "entry: mypy -p deckgym -p racko_env -p leastscore_env" in hooks
+
+
+def test_ruff_with_the_projects_rules_fails_on_a_new_finding(tmp_path):
+    pytest.importorskip("ruff", reason="ruff comes with the dev extra")
+    bad = tmp_path / "module.py"
+    bad.write_text("import os\n\n\ndef f(x=[]):\n    return x\n")
+    run = subprocess.run([sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"),
+                          "--output-format", "concise", str(bad)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "F401" in run.stdout and "B006" in run.stdout, run.stdout + run.stderr
+
+
+def test_mypy_with_the_projects_config_fails_on_a_new_error(tmp_path):
+    pytest.importorskip("mypy", reason="mypy comes with the dev extra")
+    bad = tmp_path / "module.py"
+    bad.write_text("def f(x: int) -> str:\n    return x\n")
+    run = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                          "--no-incremental", str(bad)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 1 and "[return-value]" in run.stdout, run.stdout + run.stderr
