@@ -89,9 +89,11 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
     root = tmp_path_factory.mktemp("fresh")
     deps = root / "deps"
     deps.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+    # every site-packages this interpreter sees (a .pth may chain another venv's), the first one's name wins
+    sites = dict.fromkeys([sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))])
+    for entry in (e for site in sites if os.path.isdir(site) for e in sorted(Path(site).iterdir())):
         own = entry.name.startswith(("__editable__", "deckgym")) or entry.name in OURS or entry.suffix == ".pth"
-        if not own:
+        if not own and not (deps / entry.name).exists():
             (deps / entry.name).symlink_to(entry)
     venv.create(root / "venv", with_pip=False)
     python = root / "venv" / "bin" / "python"
