@@ -15,7 +15,7 @@ JSON string with at least:
   fields), ``episode``, ``reward``: what the network was trained for;
 - ``obs`` (``"default"`` or ``"infostate"``), ``obs_version``, ``obs_size``: the core's
   observation the network reads; ``features``: the version of the derived features appended
-  to it (``<game>_env/features.py``), or ``null``; ``num_actions``;
+  to it (``<game>_env/planning/features.py``), or ``null``; ``num_actions``;
 - ``arch``: ``{"type": "mlp", "pi": [hidden sizes], "vf": [hidden sizes], "activation":
   "tanh" | "relu"}``;
 - anything else the trainer records (``train_config``, ``arena``, ``steps``, ...).
@@ -95,7 +95,7 @@ def game_of_core(core: Any) -> str:
 
 
 def features_module(game: str) -> Any:
-    """The game's derived-features module (``<game>_env.features``)."""
+    """The game's derived-features module (``<game>_env.planning.features``)."""
     from deckgym.registration import game as game_entry
 
     return game_entry(game).features()

@@ -65,7 +65,7 @@ class GameEntry:
         return self.spec.env(**kwargs)
 
     def features(self) -> Any:
-        """``<game>_env.features``: derived features for learners, their versions, the shaping potential."""
+        """``<game>_env.planning.features``: derived features for learners, their versions, the shaping potential."""
         return self.spec.features_module()
 
 

@@ -16,7 +16,7 @@ inner step is one ``act`` call per opponent in the pool for all the games it pla
 
 - **Spaces**: ``single_observation_space`` is ``Box(float32)``, the core's observation of the
   learner's seat (``core.observe``) plus, with ``features=True``, the game's derived features
-  (``<game>_env.features``); ``single_action_space`` is ``Discrete(core.num_actions)``.
+  (``<game>_env.planning.features``); ``single_action_space`` is ``Discrete(core.num_actions)``.
   ``observation_space`` / ``action_space`` are their batches (``(N, D)`` Box, MultiDiscrete).
 - **Masks**: :meth:`~DeckGymVectorEnv.action_masks` is the ``(N, A)`` bool mask of the
   learner's legal actions; ``infos["action_mask"]`` holds the same as int8 (as the

@@ -13,7 +13,7 @@ Figures (agent-steps per second; one agent-step = one decision of one player):
 - ``connect_four_v3``: PettingZoo's classic env under the same random-play loop;
 - ``rlcard gin-rummy``: RLCard's draw-and-discard card game, random legal play (if installed);
 - with ``--features``, ``features vN B=128``: rows per second of the game's derived
-  features (``<game>_env.features.derived_features``, each supported version) on
+  features (``<game>_env.planning.features.derived_features``, each supported version) on
   observations from random play: what a learner or a ``ppo:`` agent pays per decision.
 """
 

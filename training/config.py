@@ -64,7 +64,7 @@ class TrainArgs:
                        choices=["round", "match"])
     no_features: bool = opt(False, "raw observation only (no derived features)", action="store_true")
     features_version: int | None = opt(None, "layout of the derived features (None: the newest; see "
-                                             "<game>_env/features.py)", type=int)
+                                             "<game>_env/planning/features.py)", type=int)
     # -- the self-play league -------------------------------------------------------------------
     league_threshold: float | None = opt(None, "win rate vs the pool that adds a snapshot (None: 0.55 for 2 "
                                                "players, 1.2/P otherwise)", type=float)

@@ -13,7 +13,7 @@ Two modes, TorchRL's conventions for turn-based games (``TicTacToeEnv``, ``Chess
 
 Keys (batch ``[B]``): ``observation`` ``(D,)`` float32, the acting seat's ego-centric
 observation (``core.observe``; ``obs="infostate"``: the information state), followed with
-``features=True`` by the game's derived features (``<game>_env.features``, as ``ppo:`` agents
+``features=True`` by the game's derived features (``<game>_env.planning.features``, as ``ppo:`` agents
 compute them); ``action_mask`` ``(A,)`` bool, its legal actions; ``turn`` ``(1,)`` int64, the
 acting seat; ``action`` ``()`` int64; ``reward``; ``done``, ``terminated``, ``truncated``
 ``(1,)`` bool (a round cap, R9/L10, is a truncation). A finished game waits: its ``next``
