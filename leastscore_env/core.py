@@ -210,7 +210,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     def state_array(self, state: LeastScoreState) -> np.ndarray:
         """``(B, state_size)`` float32: the full state of every game, hidden cards included
         (layout in the module docstring; ``state_slices``). No loop over games."""
-        B, P, C = state.phase.shape[0], self.num_players, NUM_CARDS
+        B, C = state.phase.shape[0], NUM_CARDS
         out = np.zeros((B, self.state_size), np.float32)
         sl, rows = self.state_slices, np.arange(B)
 

@@ -46,8 +46,7 @@ from racko_env.observation import RackoObservation
 from racko_env.rules import RackoRules
 from racko_env.sampling import RackoSampling
 from racko_env.scoring import RackoScoring
-from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,
-                             PLACE_DRAWN, TAKE, RackoState)
+from racko_env.state import ACTION_NAMES, CHOOSE, NUM_ACTIONS, PHASE_NAMES, RackoState
 from racko_env.turn import RackoTurns, result_zeros
 
 __all__ = ["RackoCore"]
@@ -149,7 +148,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
     def state_array(self, state: RackoState) -> np.ndarray:
         """``(B, state_size)`` float32: the full state of every game, hidden cards included
         (layout in the module docstring; ``state_slices``). No loop over games."""
-        B, P, N, K = state.disc_n.shape[0], self.num_players, self.deck_size, self.pile_size
+        B, N, K = state.disc_n.shape[0], self.deck_size, self.pile_size
         out = np.zeros((B, self.state_size), np.float32)
         sl, rows, j = self.state_slices, np.arange(B)[:, None], self._pile_j[None, :]
         out[:, sl["racks"]] = np.abs(state.racks.reshape(B, -1).astype(np.float32)) / N
