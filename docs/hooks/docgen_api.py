@@ -76,7 +76,7 @@ def _inits(obj: Any) -> list[Any]:
     out: list[tuple[Any, Any]] = []
     for klass in obj.__mro__:
         init = klass.__dict__.get("__init__")
-        if init is None or not klass.__module__.split(".")[0] in OURS:
+        if init is None or klass.__module__.split(".")[0] not in OURS:
             continue
         params = list(inspect.signature(init).parameters.values())
         if not any(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self" for p in params):
@@ -127,7 +127,7 @@ def defaults_table(target: str, extra_doc: str = "") -> str:
     for owner, source in reversed(inits):
         docs.update({**arg_docs(owner), **arg_docs(source)})
     docs.update(arg_docs(obj))
-    for owner, source in inits:
+    for _owner, source in inits:
         try:
             hints = typing.get_type_hints(source)
         except Exception:  # a forward reference the module does not import at run time

@@ -144,7 +144,7 @@ def action_table(name: str) -> str:
     """Every action id with its name (``core.action_names``) and the phases it is legal in."""
     core = core_of(name)
     rows = [[a, f"`{n}`"] for a, n in enumerate(core.action_names)]
-    return md_table(["id", "name"], rows) + f"\n\nPhases (`core.phase_names`): " + ", ".join(
+    return md_table(["id", "name"], rows) + "\n\nPhases (`core.phase_names`): " + ", ".join(
         f"{i} `{p}`" for i, p in enumerate(core.phase_names)) + "."
 
 
