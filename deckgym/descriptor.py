@@ -5,7 +5,15 @@ registration list (:mod:`deckgym.registration`) names the package once. Nothing 
 (``deckgym``, ``deckgym.evaluation``, ``deckgym.training``, the agent registry) knows a game
 by its name: it asks the game's descriptor for its rules and core, its default opponents,
 its evaluation ladder, its demo table, its terminal text, its renderer, its table view and
-why a round ended. A new game is a new package with a descriptor, and one registration line.
+why a round ended, and its OpenSpiel form. A new game is a new package with a descriptor, and
+one registration line.
+
+``openspiel`` names the module of the game's OpenSpiel form (a ``pyspiel.Game`` in plain
+Python, the readable statement of its rules); importing it registers the game with ``pyspiel``
+at its last line, as OpenSpiel's own ``kuhn_poker.py`` does, and :mod:`deckgym.openspiel`
+imports every game's module that a descriptor names. A game with an OpenSpiel form can be
+played by OpenSpiel's bots (:data:`OPENSPIEL_AGENTS`); the module offers what
+:class:`deckgym.plugins.OpenSpielForm` lists.
 
 The terminal text class (``text``) is what ``deckgym play``, the browser play page and the
 replays use to name moves; it is built as ``text(core)`` and offers:
@@ -30,6 +38,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Mapping
 
+#: OpenSpiel's bots as agents, for every game whose descriptor names an OpenSpiel form; like a
+#: game's own agents they sit above the games, named by string and imported only when one is built
+OPENSPIEL_AGENTS: Mapping[str, str] = {
+    "openspiel:ismcts": "deckgym.openspiel.agent:ISMCTSAgent",
+    "openspiel:random": "deckgym.openspiel.agent:RandomBotAgent",
+}
+
 
 @dataclass(frozen=True)
 class GameSpec:
@@ -53,10 +68,19 @@ class GameSpec:
     features: str | None = None  # module of the learners' derived features, imported on first use
     invariants: str | None = None  # module of the soak run's checks (``cards_ok``, ``hidden_shuffle``, ``moves``)
     belief: str | None = None  # "module:Class" of the belief sampler over hidden cards (``Class(core, model=)``)
+    openspiel: str | None = None  # module of the game's OpenSpiel form (registers itself with pyspiel on import)
 
     def agent_targets(self) -> dict[str, str]:
-        """The game's agents as full specs: ``{"racko:bucket": "module:Class", ...}``."""
-        return {f"{self.name}:{short}": target for short, target in self.agents.items()}
+        """Every agent that plays this game, as full specs: its own (``{"racko:bucket": "module:Class",
+        ...}``), then OpenSpiel's bots if it has an OpenSpiel form."""
+        own = {f"{self.name}:{short}": target for short, target in self.agents.items()}
+        return {**own, **(OPENSPIEL_AGENTS if self.openspiel is not None else {})}
+
+    def openspiel_module(self) -> ModuleType:
+        """The game's OpenSpiel form (imports ``pyspiel`` and registers the game with it)."""
+        if self.openspiel is None:
+            raise ValueError(f"game {self.name!r} has no OpenSpiel form (its descriptor's openspiel)")
+        return importlib.import_module(self.openspiel)
 
     def features_module(self) -> ModuleType:
         """The derived features of learners (``FEATURES_VERSION``, ``feature_bounds``, ``shaping_potential``, ...)."""

@@ -21,10 +21,12 @@ from deckgym.registration import GAMES
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ("deckgym", "evaluation", "training")
 REGISTRATION = ROOT / "deckgym" / "registration.py"
-#: OpenSpiel's form of each game: one plain module per game, the readable one-game statement of
-#: its rules that OpenSpiel users load as python_racko / python_leastscore; the adapter's shared
-#: modules (common, bots, agent) reach the games only through the registration list
-OPENSPIEL_GAMES = (ROOT / "deckgym" / "openspiel" / "racko.py", ROOT / "deckgym" / "openspiel" / "leastscore.py")
+#: OpenSpiel's form of each game, as its descriptor names it (``GameSpec.openspiel``): one plain
+#: module per game, the readable one-game statement of its rules that OpenSpiel users load as
+#: python_<game>; the adapter's shared modules (common, bots, agent) reach the games only
+#: through the registration list
+OPENSPIEL_GAMES = tuple(ROOT / (e.spec.openspiel.replace(".", "/") + ".py") for e in GAMES.values()
+                        if e.spec.openspiel is not None)
 NAMES = tuple(GAMES)
 PACKAGES = tuple(e.module for e in GAMES.values())
 

@@ -18,6 +18,7 @@ top card is a uniform draw from its cards; after L6 the dead pile is that deck. 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -372,3 +373,32 @@ def card_blocks(blocks: list) -> np.ndarray:
     out = np.zeros(52 * len(blocks), np.float32)
     out[[52 * k + c for k, ids in enumerate(blocks) for c in ids]] = 1
     return out
+
+
+def params_of(rules: LeastScoreRules) -> dict:
+    """The game parameters of ``rules`` (``sequence_lengths`` as ``"3_5"``)."""
+    p = {k: getattr(rules, k) for k in rules.__dataclass_fields__}
+    p["sequence_lengths"] = "_".join(map(str, p["sequence_lengths"]))
+    return p
+
+
+def resume(s: "LeastScoreState", core: Any, st: Any, b: int) -> None:
+    """Set the new state ``s`` to game ``b`` of the core state ``st`` (an ``obs="infostate"`` core's)."""
+    P = st.hands.shape[1]
+
+    def cards(bits: Any) -> list[int]:
+        return [c for c in range(52) if int(bits) >> c & 1]
+
+    s.hands = [cards(st.hand_bits[b, p]) for p in range(P)]
+    s.known = [set(cards(st.known[b, p])) for p in range(P)]
+    s.floor, s.pending = cards(st.floor_bits[b]), cards(st.pending_bits[b])
+    s.deck, s.dead, s.seen = sorted(st.deck[b, int(st.top[b]):52].tolist()), set(cards(st.dead[b])), set(cards(st.seen[b]))
+    s.undealt, s.totals = [], st.scores[b].astype(int).tolist()
+    s.alive = [bool(int(st.alive[b]) >> p & 1) for p in range(P)]
+    s.cur, s.first, s.phase, s.turn = int(st.player[b]), int(st.first[b]), int(st.phase[b]), int(st.turn[b])
+    s.thrown = [set(cards(st.thrown[b, p])) for p in range(P)]
+    s.picked = [set(cards(st.picked[b, p])) for p in range(P)]
+    s.draws = st.draws[b].astype(int).tolist()
+
+
+pyspiel.register_game(GAME_TYPE, LeastScoreGame)  # as OpenSpiel's own games do: importing the module registers it
