@@ -15,6 +15,20 @@ imports every game's module that a descriptor names. A game with an OpenSpiel fo
 played by OpenSpiel's bots (:data:`OPENSPIEL_AGENTS`); the module offers what
 :class:`deckgym.plugins.OpenSpielForm` lists.
 
+The parts a descriptor hands over are typed by the protocols of :mod:`deckgym.plugins`: the
+terminal text class (``text``, what ``deckgym play``, the browser play page and the replays use
+to name moves; built as ``text(core)``: :class:`~deckgym.plugins.TerminalText`), the renderer
+(:class:`~deckgym.plugins.Renderer`), the table view (:class:`~deckgym.plugins.TableView`) and
+the OpenSpiel form (:class:`~deckgym.plugins.OpenSpielForm`); ``deckgym.testing.check_game``
+checks them.
+
+``openspiel`` names the module of the game's OpenSpiel form (a ``pyspiel.Game`` in plain
+Python, the readable statement of its rules); importing it registers the game with ``pyspiel``
+at its last line, as OpenSpiel's own ``kuhn_poker.py`` does, and :mod:`deckgym.openspiel`
+imports every game's module that a descriptor names. A game with an OpenSpiel form can be
+played by OpenSpiel's bots (:data:`OPENSPIEL_AGENTS`); the module offers what
+:class:`deckgym.plugins.OpenSpielForm` lists.
+
 The terminal text class (``text``) is what ``deckgym play``, the browser play page and the
 replays use to name moves; it is built as ``text(core)`` and offers:
 
@@ -38,6 +52,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Mapping
 
+from deckgym.plugins import Renderer, TableView, TerminalText
+
 #: OpenSpiel's bots as agents, for every game whose descriptor names an OpenSpiel form; like a
 #: game's own agents they sit above the games, named by string and imported only when one is built
 OPENSPIEL_AGENTS: Mapping[str, str] = {
@@ -55,9 +71,9 @@ class GameSpec:
     rules: type  # the rules dataclass; ``rules()`` is the default table
     core: type  # the batched core: ``core(rules, episode=, reward=, obs=)``
     env: Callable[..., Any]  # the PettingZoo AEC env factory (``<game>_env.env``)
-    render: ModuleType  # ``ansi(core, state, b) -> str``, ``rgb_array(core, state, b) -> array``
-    table_view: ModuleType  # ``god_table(state_dict, labels)``, ``seat_table(view, seat, labels)``, ``phase_text(phase)``
-    text: type  # the terminal text class (see the module docstring)
+    render: Renderer  # the module: ``ansi(core, state, b) -> str``, ``rgb_array(core, state, b) -> array``
+    table_view: TableView  # the module: ``god_table(state_dict, labels)``, ``seat_table(view, seat, labels)``, ``phase_text(phase)``
+    text: type[TerminalText]  # the terminal text class
     end_reason: Callable[[Any, Any, int, int], str]  # (core, step result, row, last action) -> why the round ended
     agents: Mapping[str, str] = field(default_factory=dict)  # short name -> "module:Class" ("bucket" is "racko:bucket")
     default_opponents: tuple[str, ...] = ("random",)  # the Gymnasium views' pool when none is given

@@ -1,7 +1,7 @@
 """The import direction of the layers, checked on the source (AST) of every module.
 
 The ground (``deckgym.core``, ``rng``, ``rules``, ``checks``, ``kernels``, ``descriptor``,
-``terminal``: the core contract and what every game builds on) imports nothing of the
+``terminal``, ``plugins``: the core contract and what every game builds on) imports nothing of the
 repository above it -> games (``racko_env``, ``leastscore_env``) and the shared adapter
 (``deckgym``: the AEC adapter, play-out loop, replays, registration) -> ``agents`` -> the front
 ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, ``deckgym.torchrl``, the viewer) ->
@@ -36,7 +36,7 @@ TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
 #: the core contract and what every game builds on: imports no other repository module
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
-          "deckgym.terminal")
+          "deckgym.terminal", "deckgym.plugins")
 #: the OpenSpiel adapter turns agent specs into pyspiel bots and resamples through the agents'
 #: belief samplers: a front end too (never evaluation or training)
 OPENSPIEL_ADAPTER = "deckgym.openspiel"
