@@ -9,7 +9,8 @@ ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, 
 import ``agents``, the front ends, ``evaluation`` or ``training``; the adapter never imports
 ``agents`` or a front end; the front ends never import ``evaluation`` or ``training``; ``agents``
 never imports a front end, ``evaluation`` or ``training``; ``evaluation`` never imports
-``training``. Nothing imports the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The
+``training``. Nothing imports the CLI but ``python -m deckgym`` (``deckgym/__main__.py``); the
+conformance kit ``deckgym.testing`` sits beside the CLI on top (no package imports it). The
 speed tools in ``benchmarks`` and the analyses in ``experiments`` sit on top of everything and are
 imported by no package (what the CLI's ``deckgym bench`` / ``soak`` run lives in
 ``deckgym.evaluation``). Lazy imports inside functions count as imports.
@@ -34,6 +35,9 @@ GAMES = ("racko_env", "leastscore_env")
 FORBIDDEN = {"agents": ("evaluation", "training"), "evaluation": ("training",)}
 TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
+#: the conformance kit (``deckgym.testing.check_game``) drives every front end, the arena and the
+#: training, like the CLI: it sits on top (it may import all but the CLI) and no package imports it
+TOP = ("deckgym.testing",)
 #: the core contract and what every game builds on: imports no other repository module
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
           "deckgym.terminal", "deckgym.plugins")
@@ -115,6 +119,10 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
                 bad.append(f"ground module {name} imports {mod}")
         elif (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
             bad.append(f"{name} imports the CLI ({mod})")
+        elif _within(mod, TOP) and top(name) not in TOOLS:
+            bad.append(f"{name} imports the conformance kit ({mod})")
+        elif _within(name, TOP):
+            continue
         elif top(mod) in TOOLS and layer != top(mod):
             bad.append(f"{name} imports {mod}")
         elif layer in GAMES and (top(mod) in ("agents", "evaluation", "training") or _within(mod, FRONT_ENDS)):
@@ -173,6 +181,8 @@ def test_import_direction():
         ("racko_env/sub/x.py", "from deckgym import training", "game module racko_env.sub.x imports deckgym.training"),
         ("training/x.py", "from experiments.fit_dp_stats import tally", "deckgym.training.x imports experiments"),
         ("experiments/x.py", "from deckgym.cli import main", "experiments.x imports the CLI"),
+        ("deckgym/testing.py", "from deckgym.cli import main", "deckgym.testing imports the CLI"),
+        ("evaluation/x.py", "def f():\n    from deckgym.testing import check_game", "deckgym.evaluation.x imports the conformance kit"),
     ],
 )
 def test_checker_catches(tmp_path, where, source, expected):
@@ -196,6 +206,7 @@ def test_checker_catches(tmp_path, where, source, expected):
         ("deckgym/__main__.py", "from deckgym.cli import main"),
         ("training/x.py", "from deckgym.agents.ppo import PPOAgent\nimport deckgym.registration"),
         ("experiments/x.py", "from deckgym.evaluation.arena import evaluate\nfrom deckgym.agents.registry import make_agent"),
+        ("deckgym/testing.py", "from deckgym.training import train\nfrom deckgym.evaluation.arena import evaluate"),
     ],
 )
 def test_checker_allows(tmp_path, where, source):

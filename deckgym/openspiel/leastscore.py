@@ -400,5 +400,38 @@ def resume(s: "LeastScoreState", core: Any, st: Any, b: int) -> None:
     s.picked = [set(cards(st.picked[b, p])) for p in range(P)]
     s.draws = st.draws[b].astype(int).tolist()
 
+def feed_deal(core: Any, st: Any, os_state: "LeastScoreState") -> None:
+    """The core's deal (L3) of game 0 of ``st`` as the OpenSpiel state's chance outcomes (the oracle's lock step)."""
+    if os_state.first < 0:
+        os_state.apply_action(int(st.first[0]))
+    if os_state.first != int(st.first[0]):
+        raise AssertionError(f"first player: openspiel {os_state.first}, core {int(st.first[0])}")
+    hands = core.hand_cards(st)[0]
+    while os_state.is_chance_node():
+        seat, _ = os_state.next_deal()
+        if seat >= 0:
+            held = [int(c) for c in hands[seat] if c >= 0 and int(c) not in os_state.hands[seat]]
+            os_state.apply_action(held[0])
+        else:  # the card turned up: the floor
+            floor = [c for c in range(52) if int(st.floor_bits[0]) >> c & 1]
+            os_state.apply_action(floor[0])
+
+
+_ROUND_CORES: dict = {}
+
+
+def drawn_card(core: Any, st: Any, before: Any, a: int, os_state: "LeastScoreState") -> int:
+    """The card the core just drew: the drawer's new card, from the step replayed on ``before`` (the
+    state before it) in a round episode (a match may have dealt anew since)."""
+    key = (core.rules, core.reward)
+    round_core = _ROUND_CORES.get(key) or _ROUND_CORES.setdefault(
+        key, type(core)(core.rules, episode="round", reward=core.reward, obs="infostate"))
+    round_core.step(before, np.array([a]))
+    held = [int(c) for c in round_core.hand_cards(before)[0, os_state.cur]
+            if c >= 0 and int(c) not in os_state.hands[os_state.cur]]
+    if len(held) != 1:
+        raise AssertionError(f"the drawn card: {held}")
+    return held[0]
+
 
 pyspiel.register_game(GAME_TYPE, LeastScoreGame)  # as OpenSpiel's own games do: importing the module registers it

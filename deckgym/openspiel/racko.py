@@ -383,5 +383,24 @@ def resume(s: "RackoState", core: Any, st: Any, b: int) -> None:
     s.slot_turn = st.slot_turn[b].astype(int).tolist()
     s.log = [[tuple(int(x) for x in e) for e in st.log[b, p] if e[1]] for p in range(P)]
 
+def feed_deal(core: Any, st: Any, os_state: "RackoState") -> None:
+    """The core's deal (R3) of game 0 of ``st`` as the OpenSpiel state's chance outcomes (the oracle's lock step)."""
+    P = core.num_players
+    if os_state.dealer < 0:
+        os_state.apply_action(int(st.dealer[0]))
+    dealer = int(st.dealer[0])
+    if os_state.dealer != dealer:
+        raise AssertionError(f"dealer: openspiel {os_state.dealer}, core {dealer}")
+    racks = core.racks(st)[0]
+    for j in range(10 * P):
+        os_state.apply_action(int(racks[(dealer + 1 + j) % P, 9 - j // P]))
+    _, discard, _ = core.piles(st)
+    os_state.apply_action(int(discard[-1]))
+
+
+def drawn_card(core: Any, st: Any, before: Any, a: int, os_state: "RackoState") -> int:
+    """The card the core just drew (the card in hand), as the OpenSpiel draw's chance outcome."""
+    return int(core.piles(st)[2])
+
 
 pyspiel.register_game(GAME_TYPE, RackoGame)  # as OpenSpiel's own games do: importing the module registers it
