@@ -91,8 +91,8 @@ def test_experiments_are_not_packaged_but_the_product_is():
         folder = ROOT / dirs.get(p, p.replace(".", "/"))
         assert (folder / "__init__.py").is_file(), p
     # the dp statistics the product needs stay package data
-    assert "data/*.npz" in cfg["tool"]["setuptools"]["package-data"]["leastscore_env"]
-    assert (ROOT / "leastscore_env" / "data" / "dp_stats.npz").is_file()
+    assert "data/*.npz" in cfg["tool"]["setuptools"]["package-data"]["leastscore_env.planning"]
+    assert (ROOT / "leastscore_env" / "planning" / "data" / "dp_stats.npz").is_file()
 
 
 def test_value_targets_credit_the_planner_with_the_margin():
