@@ -175,9 +175,8 @@ def check_core_contract(name: str, seed: int = 0, steps: int = 300) -> None:
     again = _play(entry.make_core(), seed, B, steps)
     if not all(np.array_equal(a, b) for a, b in zip(first, again)):
         _fail(f"{name}: the same seed played twice gave different observations")
-    one = core.init(1, seed, game_ids=np.array([2]))
-    if not np.array_equal(core.observe(one, core.current_player(one))[0],
-                          core.observe(st := core.init(4, seed), core.current_player(st))[2]):
+    one, st = core.init(1, seed, game_ids=np.array([2])), core.init(4, seed)
+    if not np.array_equal(core.observe(one, core.current_player(one))[0], core.observe(st, core.current_player(st))[2]):
         _fail(f"{name}: game 2 of seed {seed} differs between a batch of 4 and a batch of 1")
     _check_refusal(name, core, seed)
     arr = core.state_array(st)
