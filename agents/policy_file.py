@@ -122,9 +122,9 @@ def game_of_core(core: Any) -> str:
     """The registered name of ``core``'s game (``racko``, ``leastscore``)."""
     from deckgym.registration import GAMES
 
-    mod = type(core).__module__.split(".")[0]
+    mod = type(core).__module__
     for name, entry in GAMES.items():
-        if entry.module == mod:
+        if mod.startswith(entry.module + "."):
             return name
     raise ValueError(f"cannot tell the game of core {type(core).__name__}")
 

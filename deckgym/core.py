@@ -120,7 +120,8 @@ class Core(Protocol):
     """What the shared AEC adapter, the arena and the vector envs rely on (``docs/CONTRACT.md``).
 
     Optional attributes, read with ``getattr``: ``obs_low`` / ``obs_high`` (scalars or
-    ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf).
+    ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf) and
+    ``sample_legal``; typed by ``deckgym.plugins.ObservationBounds`` and ``FastSampler``.
     """
 
     rules: Any
