@@ -97,11 +97,12 @@ def check_plugins(name: str) -> None:
     bad += missing_members(core, Core, f"{name}'s core")
     if bad:
         _fail("; ".join(bad))
+    size = int(core.obs_size)  # read before the isinstance check narrows core to its bounds
     if isinstance(core, ObservationBounds):
         for side in ("obs_low", "obs_high"):
             value = np.asarray(getattr(core, side))
-            if value.shape not in ((), (core.obs_size,)):
-                _fail(f"{name}'s core.{side} has shape {value.shape}, not () or ({core.obs_size},)")
+            if value.shape not in ((), (size,)):
+                _fail(f"{name}'s core.{side} has shape {value.shape}, not () or ({size},)")
     if spec.openspiel is not None and importlib.util.find_spec("pyspiel") is not None:
         bad = missing_members(spec.openspiel_module(), OpenSpielForm, f"{name}'s OpenSpiel form")
         if bad:

@@ -23,7 +23,9 @@ import dataclasses
 import operator
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, NamedTuple
+from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, dataclass_transform
+
+_C = TypeVar("_C")
 
 # Options whose default depends on the engine: the sb3 values are the from-scratch recipe
 # (docs/notes/learning-results.md), which the TorchRL example shares; the RLlib engine keeps the
@@ -47,9 +49,11 @@ class Renamed(NamedTuple):
     to_old: Callable[[Any], Any] = _same
 
 
-def config_dataclass(cls: type) -> type:
+@dataclass_transform(field_specifiers=(field,))
+def config_dataclass(cls: type[_C]) -> type[_C]:
     """``@dataclass``, whose ``__init__`` also takes the class's old field names (``RENAMED``)
-    with a ``DeprecationWarning``."""
+    with a ``DeprecationWarning``. (Typed as a dataclass transform, so type checkers and IDEs see
+    the class itself and its fields.)"""
     cls = dataclass(cls)
     init = cls.__init__
 

@@ -31,10 +31,10 @@ def _check(ok: bool, what: str, step: int, got: Any = None, want: Any = None) ->
 def _observations(s: Any, core: Any, st: Any, step: int) -> None:
     P = core.num_players
     every = st.take(np.zeros(P, np.intp))  # one row per seat: each observes its own
-    for name, got, want in (
+    for name, rows, want in (
             ("observation", [s.observation_tensor(p) for p in range(P)], core.observe_default(every, np.arange(P))),
             ("information state", [s.information_state_tensor(p) for p in range(P)], core.observe(every, np.arange(P)))):
-        got = np.asarray(got, np.float32)
+        got = np.asarray(rows, np.float32)
         if not np.array_equal(got, want):
             p, i = np.argwhere(got != want)[0]
             raise AssertionError(f"step {step}: {name} of seat {p} differs at {i}: openspiel {got[p, i]}, core {want[p, i]}")
