@@ -11,7 +11,6 @@ naive vectorised envs slow); use ``state.copy()`` to branch.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field, fields
 from collections import OrderedDict
 from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
@@ -72,24 +71,6 @@ class RebuiltWhenUnpickled:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
-
-
-class ObsChoice:
-    """Mixin for cores: ``Core(rules, ..., obs="infostate")`` builds the core's information-state
-    subclass (named by ``_infostate_core``, ``"module:Class"``, imported only then), which
-    records the public history; ``obs="default"`` builds the core itself."""
-
-    _infostate_core: str = ""
-
-    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> Any:
-        if len(args) > 3:  # obs given by position: (rules, episode, reward, obs)
-            obs = args[3]
-        check_obs_option(obs)
-        target = cls.__dict__.get("_infostate_core")  # the base core only, not its subclasses
-        if obs == "infostate" and target:
-            module, name = target.split(":")
-            cls = getattr(importlib.import_module(module), name)
-        return super().__new__(cls)
 
 
 @dataclass

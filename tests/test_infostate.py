@@ -213,11 +213,12 @@ def _ls_played(core, b: int, steps: int, seed: int):
 def test_leastscore_no_leak_and_default_prefix(kw: dict) -> None:
     from leastscore_env.invariants import hidden_shuffle as leastscore_hidden_shuffle
     from leastscore_env import LeastScoreCore, LeastScoreRules
-    from leastscore_env.infostate import LeastScoreInfoCore
+    from leastscore_env.infostate import LeastScoreHistory, LeastScoreInfoObservation
 
     rules = LeastScoreRules(**kw)
     core, plain = LeastScoreCore(rules, obs="infostate"), LeastScoreCore(rules)
-    assert isinstance(core, LeastScoreInfoCore) and core.base_obs_size == plain.obs_size
+    assert isinstance(core.observation, LeastScoreInfoObservation) and isinstance(core.history, LeastScoreHistory)
+    assert plain.history is None and core.base_obs_size == plain.obs_size
     rng = np.random.default_rng(3)
     moved = 0
     for steps in (0, 5, 17, 40):
