@@ -118,9 +118,14 @@ class LeastScoreTurns:
                 return self._step_one(s, a1)
             actions = self.check_actions(s, actions)
         a = np.asarray(actions)
-        B = a.shape[0]
-        if B == 1 and s.phase.shape[0] == 1:
+        if a.shape[0] == 1 and s.phase.shape[0] == 1:
             return self._step_one(s, int(a.reshape(-1)[0]))
+        return self.step_batch(s, a)
+
+    def step_batch(self, s: LeastScoreState, a: np.ndarray) -> StepResult:
+        """``step`` by whole-batch array calls on legal actions ``a``, for any ``B`` (``step``
+        gives ``B = 1`` to ``_step_one``)."""
+        B = a.shape[0]
         res = result_zeros(B, self.num_players)
         nd = np.count_nonzero(s.phase)
         if nd == 0:

@@ -166,10 +166,7 @@ class RackoTurns:
         any action is out of range, of the wrong shape or dtype, or illegal in its game
         (rules: ``docs/RULES.md``). Loops that already sample from ``legal_action_mask`` may
         pass ``check=False`` to skip it; an illegal action is then undefined behaviour."""
-        # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat
-        # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
         st = state
-        K = self.pile_size
         if check and not isinstance(st, RackoState):
             self.check_actions(st, actions)  # raises, naming the problem
         if st.disc_n.shape[0] == 1:
@@ -184,6 +181,13 @@ class RackoTurns:
             else:
                 a = int(np.asarray(actions).reshape(-1)[0])
             return self._step_one(st, a)
+        return self.step_batch(st, actions, check)
+
+    def step_batch(self, st: RackoState, actions: np.ndarray, check: bool = True) -> StepResult:
+        """``step`` by whole-batch array calls, for any ``B`` (``step`` gives ``B = 1`` to ``_step_one``)."""
+        # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat
+        # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
+        K = self.pile_size
         if check:
             actions = check_actions(actions, st.disc_n.shape[0], NUM_ACTIONS)
         c = self.step_buffers.get(st.disc_n.shape[0])
