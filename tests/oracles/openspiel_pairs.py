@@ -5,6 +5,10 @@ OpenSpiel state at once, feeding the OpenSpiel chance nodes the core's cards (it
 it drew, its next round's deal), and at every decision compares: the player to act, the legal
 actions, both observations of every seat; after every action the rewards, termination,
 truncation, and at round ends the round and match points.
+
+Why it is not the shipped code itself: this is no copy of the rules but the harness
+that plays the normative batched core against the readable OpenSpiel reference
+(``deckgym.openspiel``); the package has no use for it.
 """
 
 from __future__ import annotations
