@@ -141,8 +141,11 @@ class LeastScoreTurns:
 
     def _step_one(self, s: LeastScoreState, a: int) -> StepResult:
         """``step`` for a batch of one game (the AEC env) on Python ints: the same rules and
-        the same state, result and random draws as ``_discard`` / ``_draw`` (tests compare
-        the two step by step); the rare round end, deal and reshuffle use the batched code."""
+        the same state, result and random draws as ``_discard`` / ``_draw``
+        (``tests/test_leastscore_fastpath.py`` compares the two step by step); the rare round
+        end, deal and reshuffle use the batched code. Why it exists: the AEC env plays 2.20×
+        as many steps per second with it as with ``step_batch`` at B = 1 (core+obs at B = 1:
+        2.76×; ``benchmarks/core_ab.py``, BENCHMARKS.md)."""
         cur = int(s.player[0])
         if not s.phase[0]:  # L4 first half: discard the group a + 1 (or declare, L7)
             w = int(s.hands[0, cur])
