@@ -102,6 +102,9 @@ class Core(Protocol):
 
     Optional attributes, read with ``getattr``: ``obs_low`` / ``obs_high`` (scalars or
     ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf).
+    A game with information states takes ``obs="infostate"`` in its constructor and offers
+    ``infostate_core()`` (a default core's information-state twin, built once) and
+    ``pair_infostate(twin)`` (make ``twin`` the one it returns).
     """
 
     rules: Any
