@@ -170,7 +170,7 @@ class DeckGymVectorEnv(VectorEnv):
         self._agent_core = self.core
         if obs != "default":
             self._agent_core = entry.make_core(rules, episode=episode, reward=reward)
-            self._agent_core._infostate_twin = self.core  # what infostate_core() of it returns: this core
+            self._agent_core.pair_infostate(self.core)  # what infostate_core() of it returns: this core
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = episode, reward

@@ -2,6 +2,12 @@
 (L1–L10) for one game, in plain Python, written to be read before the batched core
 (:mod:`leastscore_env`).
 
+Which copy of the rules is normative: the batched core (:class:`leastscore_env.LeastScoreCore`)
+is the product, what every env, agent and trainer plays. This module is the readable reference
+that checks it: ``tests/test_openspiel_oracle.py`` plays both with the same chance outcomes and
+compares every legal-action set, observation, reward and score. Where the two disagree, the
+test fails, and ``docs/RULES.md`` decides which one is wrong.
+
 ``pyspiel.load_game("python_leastscore(num_players=3)")`` once :mod:`deckgym.openspiel` is
 imported. Every field of :class:`leastscore_env.LeastScoreRules` is a parameter with the same
 name and default (``sequence_lengths`` as text, ``"3_5"``: a game string would end the parameter

@@ -1,6 +1,12 @@
 """Rack-O as an OpenSpiel game, ``python_racko``: the rules of ``docs/RULES.md`` (R1–R12) for
 one game, in plain Python, written to be read before the batched core (:mod:`racko_env`).
 
+Which copy of the rules is normative: the batched core (:class:`racko_env.RackoCore`) is the
+product, what every env, agent and trainer plays. This module is the readable reference that
+checks it: ``tests/test_openspiel_oracle.py`` plays both with the same chance outcomes and
+compares every legal-action set, observation, reward and score. Where the two disagree, the
+test fails, and ``docs/RULES.md`` decides which one is wrong.
+
 ``pyspiel.load_game("python_racko(num_players=3,reshuffle=flip)")`` once :mod:`deckgym.openspiel`
 is imported. Every field of :class:`racko_env.RackoRules` is a parameter with the same name and
 default (``deck_size=0`` and ``min_run_to_win=-1`` stand for the rules' ``None``: by player
