@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deckgym-installed
 DEMO_GAMES ?= 1000
 OUT    ?= results
 
-.PHONY: install demo test test-portable bench clean browser
+.PHONY: install demo test test-portable bench clean browser postgres
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
@@ -35,7 +35,18 @@ browser:
 			|| echo "could not install chromium: tests/test_browser.py will fail"; \
 	else echo "chromium/chromedriver missing and not root with apt: tests/test_browser.py will fail (apt-get install chromium chromium-driver)"; fi
 
-test: $(STAMP) browser
+# The ladder's tests (tests/test_ladder*.py) start a throwaway PostgreSQL server of their own from
+# Debian's postgresql package (initdb, pg_ctl): installed here when absent, where we are root with apt.
+PG_BIN ?= /usr/lib/postgresql/15/bin
+postgres:
+	@if [ -x $(PG_BIN)/initdb ] && [ -x $(PG_BIN)/pg_ctl ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing postgresql for the ladder tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+			|| echo "could not install postgresql: the ladder's PostgreSQL tests will fail"; \
+	else echo "postgresql missing and not root with apt: the ladder's PostgreSQL tests will fail (apt-get install postgresql)"; fi
+
+test: $(STAMP) browser postgres
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The network tests again under a second BLAS kernel and two torch threads: a float32 matrix
