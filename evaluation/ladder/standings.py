@@ -160,12 +160,16 @@ def standings(ladder: Ladder, bootstrap: int = BOOTSTRAP) -> Standings:
     boot_w = np.full((bootstrap, K, K), np.nan)
     idx = np.vectorize(lambda e: at.get(int(e), -1), otypes=[np.int64])(d.seats) if d.seats.size else d.seats
     boot_share = np.zeros((bootstrap, K))
-    for b in range(bootstrap if M else 0):
-        pb = np.bincount(flat, weights=score * counts[b, m_of], minlength=K * K).reshape(K, K)
-        boot_r[b] = bradley_terry_elo(pb)
-        tot = pb + pb.T
+    if M:
+        # every resample's pairwise scores at once: (B, comparisons) weights summed per pair
+        rows = np.repeat(np.arange(bootstrap), len(flat))
+        pbs = np.bincount(rows * K * K + np.tile(flat, bootstrap), weights=(counts[:, m_of] * score).ravel(),
+                          minlength=bootstrap * K * K).reshape(bootstrap, K, K)
+        boot_r = bradley_terry_elo(pbs)
+        tot = pbs + np.swapaxes(pbs, 1, 2)
         with np.errstate(invalid="ignore", divide="ignore"):
-            boot_w[b] = np.where(tot > 0, pb / tot, np.nan)
+            boot_w = np.where(tot > 0, pbs / tot, np.nan)
+    for b in range(bootstrap if M else 0):
         gw = counts[b, d.game_match]
         wins_b = np.bincount(idx.ravel(), weights=(d.wins * gw[:, None]).ravel(), minlength=K)
         games_b = np.bincount(idx.ravel(), weights=np.repeat(gw, P), minlength=K)
@@ -225,12 +229,13 @@ def _history(d: MatchData, flat: np.ndarray, score: np.ndarray, g_idx: np.ndarra
     rank_of = np.empty(M, dtype=np.int64)
     rank_of[order] = np.arange(M)
     m_rank = rank_of[d.game_match[g_idx]]
+    points = sorted(set(np.linspace(1, M, min(HISTORY_POINTS, M)).astype(int)))
+    pbs = np.stack([np.bincount(flat[m_rank < n], weights=score[m_rank < n], minlength=K * K).reshape(K, K)
+                    for n in points])
+    ratings = bradley_terry_elo(pbs)
     out = []
-    for n in sorted(set(np.linspace(1, M, min(HISTORY_POINTS, M)).astype(int))):
-        keep = m_rank < n
-        pb = np.bincount(flat[keep], weights=score[keep], minlength=K * K).reshape(K, K)
+    for n, pb, r in zip(points, pbs, ratings):
         seen = (pb + pb.T).sum(axis=1) > 0
-        r = bradley_terry_elo(pb)
         out.append({"matches": int(n), "time": float(d.played_at[order[n - 1]]),
                     "elo": {e.name: _f(r[k]) for k, e in enumerate(ents) if seen[k]}})
     return out

@@ -100,12 +100,12 @@ def page_html(data: dict[str, Any] | None = None) -> str:
                         f"<script id=\"ladder-data\" type=\"application/json\">{blob}</script>")
 
 
-def export(ladder: Ladder, folder: str) -> list[str]:
+def export(ladder: Ladder, folder: str, s: Standings | None = None) -> list[str]:
     """Write ``ladder.html`` and ``ladder.json`` into ``folder`` (made if absent); their paths."""
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise LadderError(f"{folder} is a file; export writes into a folder")
     os.makedirs(folder, exist_ok=True)
-    data = ladder_json(ladder)
+    data = ladder_json(ladder, s)
     paths = [write_text(os.path.join(folder, "ladder.html"), page_html(data)),
              write_json(os.path.join(folder, "ladder.json"), data, allow_nan=False)]
     return paths
