@@ -1,14 +1,15 @@
 # Two commands do everything on a fresh machine with only Python 3.11+:
-#   make demo   set up .venv, then the main job (agents against the heuristics in the arena)
+#   make demo   set up .venv, then the main job (a standing ladder of the shipped agents; resumes)
 #   make test   set up .venv, then the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deckgym-installed
 DEMO_GAMES ?= 1000
+DEMO_MATCHES ?= 100
 OUT    ?= results
 
-.PHONY: install demo test test-portable bench clean browser postgres
+.PHONY: install demo demo-round-robin test test-portable bench clean browser postgres
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
@@ -22,6 +23,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
+	mkdir -p $(OUT)
+	OMP_NUM_THREADS=1 $(BIN)/python -m deckgym.evaluation.demo --ladder --matches $(DEMO_MATCHES) --out $(OUT)
+
+# the one-off round robin of earlier releases (a cross-table, results/<game>.json and .png)
+demo-round-robin: $(STAMP)
 	mkdir -p $(OUT)
 	$(BIN)/python -m deckgym.evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
 

@@ -285,7 +285,7 @@ def test_full_disk_loses_nothing(tmp_path):
     with pytest.raises(lad.LadderError, match="disk is full"):
         lad.add(ladder, "ppo", f"ppo:{MODEL_2P}")  # 1.7 MB into the store: does not fit
     with pytest.raises(lad.LadderError, match="disk is full"):
-        lad.run(ladder, matches=400, block=400, replays=True)
+        lad.run(ladder, matches=24, block=24, replays=True)
     assert [e.name for e in lad.entries(ladder)] == ["random", "bucket"]
     assert ladder.db.q("SELECT COUNT(*) FROM matches") == [(8,)] and ladder.db.q("SELECT COUNT(*) FROM blobs") == [(0,)]
     ladder.db.q("PRAGMA max_page_count = 1073741823")
@@ -316,3 +316,18 @@ def test_block_replays_bit_for_bit(tmp_path):
     assert [r[7] for r in a] == [r[7] for r in b]
     stored = [r[0] for r in ladder.db.q("SELECT results FROM matches ORDER BY match")]
     assert [r[7] for r in a] == stored
+
+
+def test_the_demo_ladder_resumes(tmp_path, capsys):
+    from deckgym.evaluation.ladder.demo import ladder_demo
+
+    games = [("racko", 2, ["random", "racko:bucket", "racko:sequence"])]
+    assert ladder_demo(games, str(tmp_path), matches=16) == 0
+    assert ladder_demo(games + [], str(tmp_path), matches=16) == 0  # a second make demo adds matches
+    ladder = lad.open_ladder(str(tmp_path / "racko.ladder"))
+    assert [m for (m,) in ladder.db.q("SELECT match FROM matches ORDER BY match")] == list(range(32))
+    assert [e.name for e in lad.entries(ladder)] == ["random", "racko:bucket", "racko:sequence"]
+    assert ladder.db.one("SELECT COUNT(*) FROM replays")[0] == 64  # every seating of every match
+    ladder.close()
+    out = capsys.readouterr()
+    assert "resuming the ladder (16 matches)" in out.err and (tmp_path / "racko-ladder" / "ladder.html").exists()

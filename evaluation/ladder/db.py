@@ -105,7 +105,14 @@ class Db:
             if os.path.exists(path) and not os.access(path, os.W_OK):
                 raise LadderError(f"{path} is read-only (show and export can still read it)")
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # WAL with synchronous=NORMAL: a commit survives any crash of the process (kill -9) and the
+            # file never corrupts; a power cut may drop the last blocks committed, which a rerun plays again
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise LadderError(_sqlite_line(path, exc)) from None
         return conn
 
     def _open_pg(self) -> Any:

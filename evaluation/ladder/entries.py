@@ -232,6 +232,7 @@ def mark_broken(ladder: Ladder, entry_id: int, reason: str) -> None:
 
 # -- a runner's copies of the store ----------------------------------------------------------------
 _CACHE: list[str] = []
+_COPIES: dict[str, str] = {}  # sha256 -> this process's checked copy of the stored file
 
 
 def _cache_dir() -> str:
@@ -261,10 +262,12 @@ def build_spec(ladder: Ladder, entry: Entry) -> str:
         return entry.spec
     prefix, _, opts_text = entry.ident.partition("sha256:")
     sha, _, options = opts_text.partition("?")
-    row = ladder.db.one("SELECT suffix, data FROM blobs WHERE sha256 = ?", (sha,))
-    if row is None:
-        raise LadderError(f"entry {entry.name!r}: its file {sha[:12]}... is missing from the ladder's store")
+    if sha not in _COPIES:  # once per process: the copy is this process's own, checked when written
+        row = ladder.db.one("SELECT suffix, data FROM blobs WHERE sha256 = ?", (sha,))
+        if row is None:
+            raise LadderError(f"entry {entry.name!r}: its file {sha[:12]}... is missing from the ladder's store")
+        _COPIES[sha] = _materialise(sha, row[0], bytes(row[1]))
     opts = dict(item.partition("=")[::2] for item in options.split("&") if item)
     if entry.trust_pickle:
         opts["allow_pickle"] = "true"
-    return _with_options(prefix + _materialise(sha, row[0], bytes(row[1])), opts)
+    return _with_options(prefix + _COPIES[sha], opts)
