@@ -28,16 +28,16 @@ def separated(st: lad.Standings) -> int:
     return sum(1 for a, b in zip(rows, rows[1:]) if a["elo_low"] > b["elo_high"])
 
 
-def one(schedule: str, seed: int, budget: int, block: int, folder: str) -> dict:
+def one(schedule: str, seed: int, budget: int, block: int, folder: str, specs: list[str] = ENTRIES) -> dict:
     path = os.path.join(folder, f"{schedule}-{seed}.ladder")
     ladder = lad.init(path, "racko", players=2, seed=seed)
-    for spec in ENTRIES:
+    for spec in specs:
         lad.add(ladder, spec.split("/")[-1].removesuffix(".safetensors"), spec)
     t = time.perf_counter()
     lad.run(ladder, matches=budget, block=block, schedule=schedule)
     st = lad.standings(ladder)
     ladder.close()
-    return {"schedule": schedule, "seed": seed, "separated": separated(st), "pairs": len(ENTRIES) - 1,
+    return {"schedule": schedule, "seed": seed, "separated": separated(st), "pairs": len(specs) - 1,
             "seconds": round(time.perf_counter() - t, 1),
             "ranking": [(r["name"], round(r["elo"]), r["matches"]) for r in st.rows]}
 
@@ -48,17 +48,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--block", type=int, default=16)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--json", default=None)
+    p.add_argument("--entries", nargs="+", default=ENTRIES, help="the entries' specs")
     args = p.parse_args(argv)
     out = []
     with tempfile.TemporaryDirectory() as folder:
         for seed in args.seeds:
             for schedule in ("uncertainty", "uniform"):
-                r = one(schedule, seed, args.budget, args.block, folder)
+                r = one(schedule, seed, args.budget, args.block, folder, args.entries)
                 out.append(r)
                 print(json.dumps(r), flush=True)
     for schedule in ("uncertainty", "uniform"):
         mine = [r["separated"] for r in out if r["schedule"] == schedule]
-        print(f"{schedule}: adjacent pairs separated beyond their 95% CI: {mine} of {len(ENTRIES) - 1} "
+        print(f"{schedule}: adjacent pairs separated beyond their 95% CI: {mine} of {len(args.entries) - 1} "
               f"(mean {sum(mine) / len(mine):.2f}) at {args.budget} matches")
     if args.json:
         from deckgym.outputs import write_json

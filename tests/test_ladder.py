@@ -331,3 +331,29 @@ def test_the_demo_ladder_resumes(tmp_path, capsys):
     ladder.close()
     out = capsys.readouterr()
     assert "resuming the ladder (16 matches)" in out.err and (tmp_path / "racko-ladder" / "ladder.html").exists()
+
+
+def test_the_scheduler_places_a_new_entry_then_splits_the_closest_neighbours():
+    from deckgym.evaluation.ladder.scheduler import pick, ratings_with_se
+
+    # entries 1 < 2 < 3 well separated, 3 and 4 level after many matches; 5 is new
+    pair = np.zeros((5, 5))
+    for a, b, wa, wb in ((0, 1, 10, 90), (1, 2, 10, 90), (2, 3, 150, 150), (0, 2, 2, 98)):
+        pair[a, b], pair[b, a] = wa, wb
+    ids = [1, 2, 3, 4, 5]
+    first = pick(ids, pair, 2)
+    assert 5 in first  # the new entry plays first, against the middle of the ladder
+    r, _ = ratings_with_se(pair)
+    assert first == [ids[int(np.argmin(np.abs(r[:4] - r[4])))], 5]  # the established entry rated nearest it
+    placed = pair.copy()
+    placed[4, 2], placed[2, 4] = 40, 40
+    # now established: the pair whose order is least certain, 3 vs 4? they met 300 times; 5 vs its neighbour has met less
+    nxt = pick(ids, placed, 2)
+    assert len(nxt) == 2 and nxt[0] != nxt[1]
+    assert pick(ids, placed, 2) == nxt  # deterministic
+    assert pick(ids[::-1], placed[::-1, ::-1], 2) == nxt  # whatever order the entries come in
+    # the round robin takes the pair that met least (1 and 4 never met; 1 and 5 neither: the smaller ids)
+    assert pick(ids, placed, 2, schedule="uniform") == [1, 4]
+    assert len(pick(ids, placed, 3)) == 3 and len(set(pick(ids, placed, 4))) == 4
+    with pytest.raises(ValueError, match="at least 3 active entries"):
+        pick([1, 2], np.zeros((2, 2)), 3)

@@ -75,7 +75,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, fmt: type) -> None:
     q = ls.add_parser("view", parents=[common], formatter_class=fmt, help="the ladder page in the browser (127.0.0.1)")
     q.add_argument("db", help=DB_HELP)
     q.add_argument("--port", type=int, default=0, help="port (0: a free one)")
-    q.add_argument("--no-browser", action="store_true", help="print the URL only")
+    q.add_argument("--open", action="store_true", help="also open the URL in the default browser")
 
 
 def _runner(target: str, kwargs: dict[str, Any]) -> None:
@@ -131,7 +131,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     if a == "view":
         from deckgym.evaluation.ladder.web import serve_ladder
 
-        return serve_ladder(args.db, port=args.port, open_browser=not args.no_browser)
+        return serve_ladder(args.db, port=args.port, open_browser=args.open)
     lad = open_ladder(args.db, readonly=a in ("list", "show", "export", "verify"))
     try:
         if a == "add":
