@@ -125,7 +125,7 @@ def claim(ladder: Ladder, me: str, block: int, schedule: str, replays: bool, lea
         ids = sorted(active)
         if len(ids) < ladder.players:
             return None
-        lineup = pick(ids, pair_tallies(ladder, ids), ladder.players, schedule)
+        lineup = pick(ids, pair_tallies(ladder, ids), ladder.players, schedule, block=block)
         meta = dict(db.q("SELECT key, value FROM meta WHERE key IN ('next_match', 'next_batch')"))
         first, batch = int(meta["next_match"]), int(meta["next_batch"])
         end = first + (block if limit is None else max(1, min(block, limit)))

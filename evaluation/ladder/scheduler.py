@@ -9,10 +9,11 @@ Fisher information), and then:
 1. **places new entries first**: an entry with fewer than ``placement`` comparisons plays the
    established entries whose current rating is nearest its own (a bisection: the first match is
    against the middle of the ladder, the next ones close in on its place);
-2. otherwise takes the **neighbours in the ranking whose order is least certain**: for every two
-   adjacent entries the chance that their order is wrong, ``Phi(-|r_a - r_b| / se_ab)``, times how
-   much one more block shrinks their difference's interval, ``(n_ab + 1) ** -1.5`` (so two entries
-   that are truly level do not absorb the whole budget). With 3-4 players the table is the window
+2. otherwise takes the **neighbours in the ranking where one more block most raises the chance
+   that their 95% intervals part**: with the gap as it looks now and the intervals' width
+   shrinking with the matches between them, ``Phi(gap / width_after - 1.96) - Phi(gap / width_now
+   - 1.96)``. A pair already apart gains nothing, and so does a pair that is level (two entries
+   of equal strength do not absorb the whole budget). With 3-4 players the table is the window
    of consecutive entries in the ranking that holds the best such pair.
 
 ``uniform`` is the plain round robin it is measured against: the pairing or table with the fewest
@@ -33,6 +34,7 @@ __all__ = ["SCHEDULES", "ratings_with_se", "pick"]
 
 SCHEDULES = ("uncertainty", "uniform")
 ELO = 400.0 / math.log(10.0)
+Z95 = 1.959964
 
 
 def ratings_with_se(pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +58,7 @@ def _phi(x: float) -> float:
 
 
 def pick(ids: list[int], pair: np.ndarray, players: int, schedule: str = "uncertainty",
-         placement: int = 24) -> list[int]:
+         placement: int = 24, block: int = 16) -> list[int]:
     """The entry ids of the next table (``players`` of them, from ``ids``, the active entries).
 
     ``pair`` is the pairwise score matrix over ``ids`` (in that order)."""
@@ -84,8 +86,13 @@ def pick(ids: list[int], pair: np.ndarray, players: int, schedule: str = "uncert
     best_score, best_pos = -1.0, 0
     for pos in range(k - 1):
         a, b = rank[pos], rank[pos + 1]
-        se_ab = math.sqrt(se[a] ** 2 + se[b] ** 2)
-        score = _phi(-abs(r[a] - r[b]) / max(se_ab, 1e-9)) * (games[a, b] + 1.0) ** -1.5
+        # how much likelier one more block makes it that the two intervals part, if the gap is
+        # what it looks like now: nothing for a pair already apart, little for a pair that is level
+        width = max(se[a] + se[b], 1e-9)
+        n = games[a, b] + 1.0
+        after = width * math.sqrt(n / (n + 2.0 * block))
+        gap = abs(r[a] - r[b])
+        score = _phi(gap / after - Z95) - _phi(gap / width - Z95)
         if score > best_score:
             best_score, best_pos = score, pos
     start = min(max(0, best_pos - (players - 2) // 2), k - players)
