@@ -1,14 +1,15 @@
 # Two commands do everything on a fresh machine with only Python 3.11+:
-#   make demo   set up .venv, then the main job (agents against the heuristics in the arena)
+#   make demo   set up .venv, then the main job (a standing ladder of the shipped agents; resumes)
 #   make test   set up .venv, then the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deckgym-installed
 DEMO_GAMES ?= 1000
+DEMO_MATCHES ?= 100
 OUT    ?= results
 
-.PHONY: install demo test test-portable bench clean browser docs docs-serve lint
+.PHONY: install demo demo-round-robin test test-portable bench clean browser postgres docs docs-serve lint
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
@@ -25,6 +26,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
+	mkdir -p $(OUT)
+	OMP_NUM_THREADS=1 $(BIN)/python -m deckgym.evaluation.demo --ladder --matches $(DEMO_MATCHES) --out $(OUT)
+
+# the one-off round robin of earlier releases (a cross-table, results/<game>.json and .png)
+demo-round-robin: $(STAMP)
 	mkdir -p $(OUT)
 	$(BIN)/python -m deckgym.evaluation.demo --games $(DEMO_GAMES) --out $(OUT)
 
@@ -44,7 +50,19 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy -p deckgym -p racko_env -p leastscore_env
 
-test: $(STAMP) browser lint
+
+# The ladder's tests (tests/test_ladder*.py) start a throwaway PostgreSQL server of their own from
+# Debian's postgresql package (initdb, pg_ctl): installed here when absent, where we are root with apt.
+PG_BIN ?= /usr/lib/postgresql/15/bin
+postgres:
+	@if [ -x $(PG_BIN)/initdb ] && [ -x $(PG_BIN)/pg_ctl ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing postgresql for the ladder tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+			|| echo "could not install postgresql: the ladder's PostgreSQL tests will fail"; \
+	else echo "postgresql missing and not root with apt: the ladder's PostgreSQL tests will fail (apt-get install postgresql)"; fi
+
+test: $(STAMP) browser postgres lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The network tests again under a second BLAS kernel and two torch threads: a float32 matrix

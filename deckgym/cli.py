@@ -1,5 +1,5 @@
 """The ``deckgym`` command line (also ``python -m deckgym``): ``eval``, ``bench``, ``soak``,
-``rules``, ``play``, ``train``, ``convert``.
+``rules``, ``play``, ``train``, ``convert``, ``ladder``.
 
 Errors are one clear line on stderr and exit code 2, raised before any work (output paths
 included); ``--debug`` shows the traceback. Ctrl-C exits 130 (``train`` first saves the
@@ -335,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE", help="with --game: a rules field")
     p.set_defaults(func=cmd_convert)
 
+    from deckgym.evaluation.ladder.command import add_parser as _ladder_parser
+
+    _ladder_parser(sub, common, HELP)
+
     p = sub.add_parser("train", parents=[common], formatter_class=HELP, help="train a MaskablePPO agent against heuristics and itself",
                        description="Train MaskablePPO on the vectorised core (opponents played inside the env).")
     from deckgym.training.config import build_parser as _train_parser
@@ -371,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # one clear line; --debug for the traceback
         if getattr(args, "debug", False):
             raise
-        print(f"deckgym {args.command}: error: {exc}", file=sys.stderr)
+        where = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
+        print(f"deckgym {where}: error: {exc}", file=sys.stderr)
         return 2
 
 

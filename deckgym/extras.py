@@ -19,6 +19,7 @@ EXTRAS = {
     "bench": ("pygame", "rlcard"),
     "openspiel": ("pyspiel",),
     "torchrl": ("torchrl", "tensordict", "torch"),
+    "ladder": ("psycopg", "openskill"),
 }
 
 

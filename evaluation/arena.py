@@ -116,7 +116,7 @@ def seatings(lineup: list[str]) -> np.ndarray:
 def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: list[str], build: list[str],
                seed: int, chunk: int, first: int, end: int, replay_games: int = 0,
                progress: Callable[[int], None] | None = None,
-               decisions: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+               decisions: Callable[[int, int], None] | None = None, per_game: bool = False) -> dict[str, Any]:
     """Play deals ``first..end-1`` (chunk number ``chunk``), every deal once per seat rotation.
 
     ``lineup`` is the spec per seat; ``build`` the spec each agent of :func:`agent_order` is
@@ -128,6 +128,9 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     ``progress(n)`` is called as games finish, with how many just did; ``decisions(n, f)`` after
     every batched step, with the decisions just made and ``f``, the decisions the games that
     just finished took in all (``deckgym.evaluation.progress``: a bar that moves between games).
+    ``per_game``: also ``games``, each game's ``deal``, ``rotation``, ``owners`` (agent index per
+    seat), ``points`` (per seat, summed over its rounds), ``wins`` (per seat, ties shared) and
+    ``turns`` (decisions): what a ladder stores of every match.
     """
     entry = game_entry(game)
     rules = entry.make_rules(**rules_kwargs)
@@ -148,17 +151,22 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     rec = Recorder(game, core, rows, [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
                                                   rotation=int(rot[r])) for r in rows], agents) if len(rows) else None
     hooks = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
-    made = np.zeros(len(ids), dtype=np.int64) if decisions else None  # decisions per game so far
+    made = np.zeros(len(ids), dtype=np.int64) if decisions or per_game else None  # decisions per game so far
+    game_points = np.zeros((len(ids), P)) if per_game else None
+    game_wins = np.zeros((len(ids), P)) if per_game else None
     for turn in play_out(core, state, agents, seat_owner, names=names, **hooks):
         res = turn.result
         if made is not None:
             made[turn.games] += 1
-            decisions(len(turn.games), int(made[turn.games[turn.finished]].sum()))
+            if decisions:
+                decisions(len(turn.games), int(made[turn.games[turn.finished]].sum()))
         if res.round_over.any():
             r = np.flatnonzero(res.round_over)
             owners = seat_owner[turn.games[r]]
             np.add.at(t["points"], owners.ravel(), res.round_points[r].ravel())
             np.add.at(t["rounds"], owners.ravel(), 1)
+            if game_points is not None:
+                game_points[turn.games[r]] += res.round_points[r]
         done = turn.finished
         if done.any():
             d = np.flatnonzero(done)
@@ -167,6 +175,8 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
             owners = seat_owner[turn.games[d]]
             np.add.at(t["wins"], owners.ravel(), share.ravel())
             np.add.at(t["games"], owners.ravel(), 1)
+            if game_wins is not None:
+                game_wins[turn.games[d]] = share
             if progress:
                 progress(len(d))
             for i in range(P):  # pairwise results for the rating (loop over seats, not games)
@@ -177,6 +187,9 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
                         np.add.at(t["pair"], (owners[:, i], owners[:, j]), score)
     t["replays"] = [(replay_name(game, int(ids[r]), int(rot[r])), rec.records[int(r)].lines)
                     for r in rows] if rec else []
+    if per_game:
+        t["per_game"] = {"deal": ids, "rotation": rot, "owners": seat_owner, "points": game_points,
+                         "wins": game_wins, "turns": made}
     return t
 
 

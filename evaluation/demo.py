@@ -1,5 +1,10 @@
 """The main job (``make demo``): trained agents against the heuristics, both games.
 
+``make demo`` runs it with ``--ladder``: for each game a standing ladder (``deckgym ladder``) of
+the same lineup, kept in ``OUT/<game>.ladder``; every run adds ``--matches`` matches to it (a
+second ``make demo`` resumes, it never starts over), prints the standings and exports them as a
+page (``OUT/<game>-ladder/ladder.html``). Without ``--ladder``, the one-off round robin below.
+
 For each game a round robin on duplicate deals among the heuristics, random play and
 every shipped model for that table size (the policy files ``models/<game>_<P>p*.safetensors``,
 whichever engine trained them), printed as a
@@ -139,7 +144,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="models", help="folder of shipped models")
     shown = tables()
     parser.add_argument("--game", choices=sorted(shown), action="append", help="only this game (repeatable)")
+    parser.add_argument("--ladder", action="store_true",
+                        help="keep a standing ladder per game in OUT/<game>.ladder and add --matches to it")
+    parser.add_argument("--matches", type=int, default=200, help="with --ladder: matches to add per game")
     args = parser.parse_args(argv)
+    if args.ladder:
+        from deckgym.evaluation.ladder.demo import ladder_demo
+
+        if args.matches < 1:
+            parser.error("--matches must be at least 1")
+        try:
+            return ladder_demo([(g, shown[g], lineup(g, shown[g], args.models)) for g in (args.game or list(shown))],
+                               args.out, args.matches, args.seed)
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.games < 1:
         parser.error("--games must be at least 1")
     games = args.game or list(shown)

@@ -22,19 +22,21 @@ def bradley_terry_elo(pair_wins: np.ndarray, iters: int = 500) -> np.ndarray:
     """Elo-scale ratings (mean 1500) from ``pair_wins[i, j]`` = score of i against j.
 
     Minorisation–maximisation fit of the Bradley–Terry model, with one virtual draw
-    between every pair so that an unbeaten agent still gets a finite rating.
+    between every pair so that an unbeaten agent still gets a finite rating. A stack of
+    matrices ``(..., K, K)`` (a bootstrap's resamples) is fitted at once: ``(..., K)`` ratings.
     """
-    k = pair_wins.shape[0]
+    pair_wins = np.asarray(pair_wins, dtype=float)
+    k = pair_wins.shape[-1]
     if k == 1:
-        return np.array([1500.0])
+        return np.full(pair_wins.shape[:-1], 1500.0)
     w = pair_wins + 0.5 * (1 - np.eye(k))
-    n = w + w.T
-    gamma = np.ones(k)
+    n = w + np.swapaxes(w, -1, -2)
+    gamma = np.ones(pair_wins.shape[:-1])
     for _ in range(iters):
-        denom = (n / (gamma[:, None] + gamma[None, :])).sum(axis=1)
-        new = w.sum(axis=1) / denom
-        new /= np.exp(np.log(new).mean())
-        if np.allclose(new, gamma, rtol=1e-10, atol=0):
+        denom = (n / (gamma[..., :, None] + gamma[..., None, :])).sum(axis=-1)
+        new = w.sum(axis=-1) / denom
+        new /= np.exp(np.log(new).mean(axis=-1, keepdims=True))
+        if (np.abs(new - gamma) <= 1e-10 * np.abs(gamma)).all():  # np.allclose(rtol=1e-10, atol=0), cheaper
             gamma = new
             break
         gamma = new

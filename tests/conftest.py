@@ -10,6 +10,7 @@ import os
 from typing import Any, Iterator
 
 import numpy as np
+import pytest
 
 from deckgym.registration import game as game_entry
 from leastscore_env.state import DECLARE
@@ -172,3 +173,13 @@ def pettingzoo_state_checks(env: Any) -> None:
         warnings.simplefilter("error")
         pz_state.test_state_space(env)
         pz_state.test_state(env, num_cycles=200)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A PostgreSQL server of its own for the session (tests/pg_cluster.py), stopped at the end."""
+    from tests.pg_cluster import PgCluster
+
+    cluster = PgCluster()
+    yield cluster
+    cluster.stop()
