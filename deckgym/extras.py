@@ -20,6 +20,7 @@ EXTRAS = {
     "openspiel": ("pyspiel",),
     "torchrl": ("torchrl", "tensordict", "torch"),
     "ladder": ("psycopg", "openskill"),
+    "docs": ("mkdocs", "material", "mkdocstrings"),
 }
 
 

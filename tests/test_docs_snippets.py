@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from deckgym.extras import EXTRAS
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 #: lab notes keep the commands of their time (hours-long runs, older flags): history, not instructions
@@ -27,8 +29,8 @@ NOT_SITE_PAGES = ("notes/", "hooks/")
 BLOCK = re.compile(r"^(?:<!-- (requires|not-run): ?([^>]*?) ?-->\n)?```(\w+)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 RUNNABLE = {"python", "bash"}
 #: an extra -> a module it installs
-EXTRA_MODULES = {"train": "sb3_contrib", "rllib": "ray", "torchrl": "torchrl", "openspiel": "pyspiel",
-                 "charts": "matplotlib", "bench": "rlcard", "docs": "mkdocs"}
+#: a block marked ``requires: EXTRA`` needs every module of that extra (deckgym.extras, the one list)
+EXTRA_MODULES = EXTRAS
 
 
 def pages() -> list[str]:
@@ -79,8 +81,8 @@ def test_every_code_block_of_the_page_runs(page, tmp_path):
         if lang not in RUNNABLE or marker == "not-run":
             continue
         if marker == "requires":
-            module = EXTRA_MODULES[arg]
-            assert importlib.util.find_spec(module), f"{page} block {number} needs deckgym[{arg}] ({module}): pip install -e '.[dev]'"
+            missing = [m for m in EXTRA_MODULES[arg] if importlib.util.find_spec(m) is None]
+            assert not missing, f"{page} block {number} needs deckgym[{arg}] ({missing}): pip install -e '.[dev]'"
         cmd = [sys.executable, "-c", code] if lang == "python" else ["bash", "-e", "-o", "pipefail", "-c", code]
         run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
         assert run.returncode == 0, f"{page} block {number} ({lang}) fails:\n{code}\n--- stderr:\n{run.stderr[-3000:]}"

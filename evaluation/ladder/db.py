@@ -154,6 +154,14 @@ class Db:
         rows = self.q(sql, params)
         return rows[0] if rows else None
 
+    def row(self, sql: str, params: tuple | list = ()) -> tuple:
+        """The first row of a query that always has one (a count, a stored match); a missing one
+        is a damaged ladder, said in one line."""
+        found = self.one(sql, params)
+        if found is None:
+            raise LadderError(f"{self.target}: the ladder is damaged: no row for {sql.split(' FROM ')[-1]} {params}")
+        return found
+
     @contextmanager
     def write(self) -> Iterator["Db"]:
         """One transaction that holds the ladder's write lock from its first statement: it lands

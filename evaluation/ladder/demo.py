@@ -36,13 +36,13 @@ def ladder_demo(games: list[tuple[str, int, list[str]]], out: str, matches: int,
             for spec in specs:
                 if spec not in known and entry_name(spec) not in known:
                     add(lad, entry_name(spec), spec, note="shipped with deckgym")
-            before = int(lad.db.one("SELECT COUNT(*) FROM matches")[0])
+            before = int(lad.db.row("SELECT COUNT(*) FROM matches")[0])
             print(f"{game}: {'a new ladder' if fresh else f'resuming the ladder ({before} matches)'} in {path}; "
                   f"adding {matches} matches (the planners compile on first use, about a minute the first time)",
                   file=sys.stderr, flush=True)
             t0 = time.perf_counter()
 
-            def show(s: RunSummary) -> None:
+            def show(s: RunSummary, game: str = game) -> None:
                 if sys.stderr.isatty():
                     print(f"\r{game}: {s.matches}/{matches} matches", end="", file=sys.stderr, flush=True)
 

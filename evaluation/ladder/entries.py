@@ -164,7 +164,7 @@ def add(ladder: Ladder, name: str, spec: str, note: str = "", allow_pickle: bool
         opts.pop("allow_pickle", None)
         kind = None if path.endswith(SUFFIX) else pickled_kind(path)
         if kind is not None and not allow_pickle:
-            raise refuse_pickle(path, kind, f"add it with --allow-pickle (your word for this one entry; see SECURITY.md)")
+            raise refuse_pickle(path, kind, "add it with --allow-pickle (your word for this one entry; see SECURITY.md)")
         with open(path, "rb") as f:
             data = f.read()
         sha = hashlib.sha256(data).hexdigest()

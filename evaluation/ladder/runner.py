@@ -161,7 +161,8 @@ def match_rows(ladder: Ladder, c: Claim, lineup: list[Entry], t: dict[str, Any],
     keys = make_keys(ladder.seed, np.arange(c.first, c.end))
     hashes = json.dumps({str(e.id): e.sha256 or e.spec for e in lineup})
     per_match = wall / max(1, c.end - c.first)
-    rows, pairs = [], {}
+    rows: list[Any] = []
+    pairs: dict[Any, Any] = {}
     now = time.time()
     for m in range(c.first, c.end):
         games = np.flatnonzero(g["deal"] == m)

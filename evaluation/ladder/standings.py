@@ -135,7 +135,7 @@ def _openskill(d: MatchData, at: dict[int, int]) -> tuple[np.ndarray, np.ndarray
         seats = [at.get(int(e), -1) for e in d.seats[g]]
         if min(seats) < 0 or len(set(seats)) < len(seats):
             continue
-        ranks = [1 if w > 0 else 2 for w in d.wins[g]]
+        ranks = [1.0 if w > 0 else 2.0 for w in d.wins[g]]
         new = model.rate([[ratings[k]] for k in seats], ranks=ranks)
         for k, team in zip(seats, new):
             ratings[k] = team[0]
@@ -209,7 +209,7 @@ def standings(ladder: Ladder, bootstrap: int = BOOTSTRAP) -> Standings:
                "points_per_game": _f(pts[k] / games[k]) if games[k] else None,
                "elo": _f(rating[k]), "elo_low": _f(lo[k]), "elo_high": _f(hi[k]),
                "alpharank": _f(alpha[k]) if alpha is not None else None}
-        if mu is not None:
+        if mu is not None and sigma is not None:
             row.update(mu=_f(mu[k]), sigma=_f(sigma[k]), conservative=_f(mu[k] - 3 * sigma[k]))
         out.rows.append(row)
     key = (lambda r: -(r["conservative"] if r.get("conservative") is not None else -1e9)) if mu is not None \

@@ -40,9 +40,9 @@ def verify(ladder: Ladder, sample: int = 10, seed: int | None = None) -> VerifyR
         raise LadderError(f"{ladder.target} has no matches yet (deckgym ladder run)")
     rng = np.random.default_rng(seed_of(ladder.seed, "verify", len(stored)) if seed is None else seed)
     chosen = sorted(rng.choice(stored, size=min(sample, len(stored)), replace=False).tolist())
-    rows = {}
+    rows: dict[int, tuple] = {}
     for m in chosen:
-        rows[m] = ladder.db.one("SELECT batch, first_match, end_match, lineup, results, hashes FROM matches "
+        rows[m] = ladder.db.row("SELECT batch, first_match, end_match, lineup, results, hashes FROM matches "
                                 "WHERE match = ?", (m,))
     by_id = {e.id: e for e in entries(ladder)}
     report = VerifyReport()
