@@ -3,7 +3,7 @@
     python -m deckgym.training.torchrl_ppo --max-minutes 20 --run-name racko2p   # --FIELD VALUE for any Config field
 
 One file in the CleanRL manner: every hyper-parameter is a field of :class:`Config` (written to
-the run folder with the log), then the env (:class:`deckgym.torchrl.RackOEnv`: the learner in
+the run folder with the log), then the env (:class:`deckgym.torchrl.RackoEnv`: the learner in
 one seat, an opponent pool of deckgym heuristics played inside the env, the derived features
 appended to the observation), the two networks (a policy MLP read through TorchRL's
 ``MaskedCategorical`` over the ``action_mask``, a value MLP), TorchRL's ``Collector``, ``GAE`` and
