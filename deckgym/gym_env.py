@@ -104,6 +104,7 @@ class DeckGymEnv(gymnasium.Env):
         # one game of the engine; agents built now are seeded from ``seed`` (0 if none), which
         # is also the first reset's seed when that reset is given none
         self._first_seed = opt.seed
+        self.options = opt
         self.engine = LearnerEngine(game, 1, opt if opt.seed is not None else opt.replace(seed=0),
                                     make_agent=make_agent_from_spec)
         self.engine.keep_finished = True  # render() shows the finished game, not the one dealt behind it

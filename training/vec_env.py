@@ -55,7 +55,8 @@ class CoreVecEnv(VecEnv):
             and ``rules_kwargs`` are deprecated names of ``num_players`` and the rules keywords.
 
     SB3's differences from the other views (``docs/FRONTENDS.md``): ``num_envs`` 64, ``seed`` 0
-    (SB3's ``reset()`` takes no seed), the finished game shown SAME_STEP with its last
+    (SB3's ``reset()`` takes no seed), ``illegal_action="raise"`` (a masked learner's illegal
+    action is a bug), the finished game shown SAME_STEP with its last
     observation in ``infos[i]["terminal_observation"]``.
     """
 
@@ -65,13 +66,13 @@ class CoreVecEnv(VecEnv):
     shaping = engine_attribute("shaping")
 
     #: where SB3's conventions make this view differ from LearnerOptions' defaults (docs/FRONTENDS.md)
-    DEFAULTS = {"seed": 0}
+    DEFAULTS = {"seed": 0, "illegal_action": "raise"}
 
     def __init__(self, game: str, num_envs: int = 64, *, options: LearnerOptions | None = None,
                  **kwargs: Any) -> None:
+        if options is None:  # an options object says everything itself
+            kwargs = {**self.DEFAULTS, **kwargs}
         opt = LearnerOptions.from_kwargs(options, **kwargs)
-        if opt.seed is None:
-            opt = opt.replace(**self.DEFAULTS)
         self.engine = LearnerEngine(game, num_envs, opt, make_agent=make_agent)
         self.render_mode = None
         space = spaces.Box(self.engine.observation_low, self.engine.observation_high, dtype=np.float32)

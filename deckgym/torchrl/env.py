@@ -66,6 +66,15 @@ __all__ = ["DeckGymTorchEnv", "GAME_ENVS", "check_device", "num_envs_of"]
 LEARNER_ONLY = ("opponents", "opponent_weights", "seat", "shaping", "illegal_action")
 
 
+class LiveMaskCategorical(Categorical):
+    """``Categorical`` whose mask is its env's current legal actions. A clone (what
+    ``RandomPolicy`` and the collectors keep of the env's spec) shares that mask's storage,
+    so it draws legal actions too after the env moves on."""
+
+    def clone(self) -> LiveMaskCategorical:
+        return self.__class__(n=self.space.n, shape=self.shape, device=self.device, dtype=self.dtype, mask=self.mask)
+
+
 def check_device(device: Any) -> torch.device:
     """``device`` as a ``torch.device`` this torch can use; a one-line ``ValueError`` otherwise."""
     try:
@@ -181,7 +190,6 @@ class DeckGymTorchEnv(EnvBase):
         self._first_rows = np.zeros(B, bool)  # learner mode: games whose next game's first rows wait for the reset
         self._first_obs: np.ndarray | None = None
         self._first_mask: np.ndarray | None = None
-        self._mask: torch.Tensor | None = None  # every game's mask now (what the action spec holds)
 
     @property
     def venv(self) -> LearnerEngine | None:
@@ -197,8 +205,8 @@ class DeckGymTorchEnv(EnvBase):
             turn=Categorical(P, shape=(B, 1), dtype=torch.int64, device=dev),
             shape=(B,), device=dev)
         # the games' legal actions, kept current (update_mask) at every reset and step
-        self.action_spec = Categorical(A, shape=(B,), dtype=torch.int64, device=dev,
-                                       mask=torch.ones((B, A), dtype=torch.bool, device=dev))
+        self._mask = torch.ones((B, A), dtype=torch.bool, device=dev)  # every game's legal actions now
+        self.action_spec = LiveMaskCategorical(A, shape=(B,), dtype=torch.int64, device=dev, mask=self._mask)
         self.reward_spec = Unbounded(shape=(B, P if self.self_play else 1), dtype=torch.float32, device=dev)
         flag = Categorical(2, shape=(B, 1), dtype=torch.bool, device=dev)
         self.full_done_spec = Composite(done=flag, terminated=flag.clone(), truncated=flag.clone(), shape=(B,), device=dev)
@@ -229,12 +237,12 @@ class DeckGymTorchEnv(EnvBase):
     def _show_mask(self, mask: torch.Tensor, rows: np.ndarray | None = None) -> None:
         """The action spec's mask becomes the games' legal actions now (``rows``: only those
         games changed; a finished game keeps its last mask until its reset)."""
-        if rows is None or self._mask is None:
-            self._mask = mask.clone()
+        if rows is None:
+            self._mask.copy_(mask)
         else:
             r = torch.from_numpy(rows).to(mask.device)
             self._mask[r] = mask[r]
-        self.action_spec.update_mask(self._mask)
+        self.action_spec.update_mask(self._mask)  # in place: the spec's clones share this storage
 
     def _actions(self, tensordict: TensorDictBase) -> np.ndarray:
         a = tensordict.get("action")
