@@ -47,6 +47,9 @@ def load_revision(rev: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     os.unlink(f.name)
+    if not hasattr(mod.DeckGymVectorEnv, "masks") and not hasattr(mod, "LearnerEngine"):
+        # an env of before deckgym.learner: this tree's step_infos reads the engine's public mask
+        mod.DeckGymVectorEnv.masks = property(lambda env: env._masks)
     return mod
 
 
