@@ -8,7 +8,7 @@ Per round, each path plays under a masked random policy for about ``--seconds`` 
 - ``pettingzoo``: ``torchrl.envs.PettingZooWrapper(<game>_env.env(), use_mask=True).rollout``
   (one game; every step is one agent's move; its ``rand_action`` follows the mask);
 - ``native self-play``: ``RackoEnv(B, self_play=True).rollout(..., break_when_any_done=False)``
-  (``B`` games; agent-steps = B × steps), the env's ``rand_action`` (``core.sample_legal``);
+  (``B`` games; agent-steps = B × steps), the env's ``rand_action`` (TorchRL's, from the action spec's kept-current mask);
 - ``native learner``: ``RackoEnv(B, opponents=["random"])``: learner decisions (the opponent's
   moves are played inside the env and not counted);
 - ``collector``: TorchRL's ``Collector`` over the self-play env with the same masked random
