@@ -32,6 +32,8 @@ A batched env (``SerialEnv``/``ParallelEnv``) holds its own copy of the spec: wr
 Seeding: ``set_seed(s)`` (or ``seed=s``) then ``reset()`` deals game ``i`` from the core's stream
 ``(s, i)``; learner seats, opponent draws and their randomness come from generators seeded by
 ``s`` (the vector view's). A reset without a new seed continues with a seed drawn from the last.
+Random actions (``rand_action``, a rollout without a policy) are TorchRL's, drawn from the
+masked spec with torch's generator: seed it with ``torch.manual_seed`` to repeat them.
 
 Speed: one ``core.step`` and one ``core.observe`` per env step, no Python loop over games; on
 the CPU the core writes the observation straight into the tensor TorchRL returns (without
