@@ -59,7 +59,6 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 
 from deckgym.learner import LearnerEngine
 from deckgym.learner_options import LearnerOptions
