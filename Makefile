@@ -8,15 +8,18 @@ STAMP  := $(VENV)/.deckgym-installed
 DEMO_GAMES ?= 1000
 OUT    ?= results
 
-.PHONY: install demo test test-portable bench clean browser
+.PHONY: install demo test test-portable bench clean browser docs docs-serve lint
 
 # torch first and pinned: the CPU build of 2.13.0 lies on this machine's disk; any other
 # torch request (e.g. one pulled in by stable-baselines3 or ray[rllib]) would download a
 # multi-GB CUDA build. `.[dev]` includes the `rllib` extra (Ray), so `make test` runs its tests.
+# editable_mode=strict links the modules into build/__editable__.*, a static path mypy, pyright and
+# IDEs read (the default editable install's import hook is invisible to them). A NEW module is
+# seen from outside the checkout only after `make install` runs again (touch pyproject.toml).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --config-settings editable_mode=strict -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -35,7 +38,13 @@ browser:
 			|| echo "could not install chromium: tests/test_browser.py will fail"; \
 	else echo "chromium/chromedriver missing and not root with apt: tests/test_browser.py will fail (apt-get install chromium chromium-driver)"; fi
 
-test: $(STAMP) browser
+# The linter and the type checker over the package (configured in pyproject.toml, with each
+# exception's reason there); make test runs them first, so a new finding fails it.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy -p deckgym -p racko_env -p leastscore_env
+
+test: $(STAMP) browser lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The network tests again under a second BLAS kernel and two torch threads: a float32 matrix
@@ -52,5 +61,21 @@ bench: $(STAMP)
 	$(BIN)/python -m deckgym.evaluation.bench racko --json $(OUT)/bench_racko.json
 	$(BIN)/python -m deckgym.evaluation.bench leastscore --json $(OUT)/bench_leastscore.json
 
+# The documentation site (mkdocs.yml), built offline into site/; tables, the game animations and
+# several pages are generated from the code at build time (docs/hooks/). A broken link, a missing
+# page or a dead anchor fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+# `make clean` removes what these targets made and nothing else: OUT may be a folder of the user's
+# own (exported, or given on the command line), so it is never removed whole, only the files the
+# demo and bench targets write there, then the folders if that left them empty.
+OUT_GAMES := racko leastscore
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis
+	rm -rf $(VENV) site .pytest_cache .hypothesis
+	rm -f $(foreach g,$(OUT_GAMES),"$(OUT)/$(g).json" "$(OUT)/$(g).png" "$(OUT)/bench_$(g).json")
+	rm -f "$(OUT)"/replays/*-deal[0-9][0-9][0-9][0-9][0-9]-rot[0-9].jsonl
+	-rmdir "$(OUT)/replays" 2>/dev/null; rmdir "$(OUT)" 2>/dev/null; true

@@ -61,9 +61,9 @@ def greedy_actions(view: dict[str, np.ndarray], masks: np.ndarray, declare_at: i
     low = d["floor_val"] < deck_mean[:, None]
     useful = d["floor_ok"] & (low | pair | seq)
     # among useful floor cards prefer a match (it leaves the value for a discard), then the lowest
-    fscore = np.where(useful, 100.0 + 50.0 * (pair | seq) - d["floor_val"], -np.inf)
-    nf = min(fscore.shape[1], NUM_ACTIONS - TAKE_FLOOR)
-    scores[:, TAKE_FLOOR:TAKE_FLOOR + nf] = fscore[:, :nf]
+    floor_score = np.where(useful, 100.0 + 50.0 * (pair | seq) - d["floor_val"], -np.inf)
+    n_floor = min(floor_score.shape[1], NUM_ACTIONS - TAKE_FLOOR)
+    scores[:, TAKE_FLOOR:TAKE_FLOOR + n_floor] = floor_score[:, :n_floor]
     scores[:, DRAW_DECK] = 0.0
     return best_legal(scores, masks)
 

@@ -30,7 +30,6 @@ size must be the core's, alone or with one derived-features version.
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickle
 import re
@@ -39,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from deckgym import strict_json
 from deckgym.agents.policy_file import (SUFFIX, ModelMismatchError, features_module, layer_names, pickled_kind,
                                          policy_meta, save_policy)
 
@@ -164,8 +164,8 @@ def _read_sb3_zip(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dic
         names = set(zf.namelist())
         if not {"data", "policy.pth"} <= names:
             raise ValueError(f"{path}: not an SB3 model zip (no data and policy.pth members)")
-        data = json.loads(zf.read("data"))  # plain JSON: the ':serialized:' entries stay text
-        meta = json.loads(zf.read(META_NAME)) if META_NAME in names else None
+        data = strict_json.loads(zf.read("data"), f"{path}: data")  # plain JSON: the ':serialized:' entries stay text
+        meta = strict_json.loads(zf.read(META_NAME), f"{path}: {META_NAME}") if META_NAME in names else None
         try:  # tensors only: torch's restricted unpickler refuses any other object
             state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
         except Exception as exc:
@@ -195,8 +195,7 @@ def _read_rllib(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[
         folder = os.path.join(folder, "model")  # a run folder
     meta = None
     if os.path.exists(os.path.join(folder, META_NAME)):
-        with open(os.path.join(folder, META_NAME)) as f:
-            meta = json.load(f)
+        meta = strict_json.load_json(os.path.join(folder, META_NAME))
     tensors, arch = rllib_export(_rllib_state(folder))
     return tensors, arch, meta
 
@@ -221,9 +220,9 @@ def assumed_meta(tensors: dict[str, np.ndarray], arch: dict[str, Any], core: Any
     size, n_act = tensors["pi.0.weight" if arch["pi"] else "pi.out.weight"].shape[1], tensors["pi.out.weight"].shape[0]
     if n_act != core.num_actions:
         raise ModelMismatchError(f"model {path} has {n_act} actions but {game} has {core.num_actions}")
-    fm = features_module(game)
-    versions = sorted(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)), reverse=True)
-    fitting = [v for v in versions if core.obs_size + fm.num_features(core, version=v) == size]
+    feature_set = features_module(game)
+    versions = sorted(getattr(feature_set, "SUPPORTED_VERSIONS", (feature_set.FEATURES_VERSION,)), reverse=True)
+    fitting = [v for v in versions if core.obs_size + feature_set.num_features(core, version=v) == size]
     if size != core.obs_size and not fitting:
         raise ModelMismatchError(f"model {path} takes observations of size {size}, but {game} with {core.rules!r} "
                                  f"gives {core.obs_size} (raw) or other sizes with derived features {versions}")

@@ -20,6 +20,10 @@ JSON string with at least:
   "tanh" | "relu"}``;
 - anything else the trainer records (``train_config``, ``arena``, ``steps``, ...).
 
+A file is shared with its metadata, so :func:`save_policy` writes no path of the machine: an
+absolute path becomes relative to the working folder, or ``.../NAME`` if it lies outside it
+(``SECURITY.md`` lists what a shared file still tells).
+
 **Tensors** (float32; a weight is ``(out_features, in_features)``, as ``torch.nn.Linear``):
 ``pi.{i}.weight``, ``pi.{i}.bias`` for the hidden layers ``i = 0, 1, ...`` and
 ``pi.out.weight``, ``pi.out.bias`` for the action logits; optionally the value head
@@ -44,12 +48,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import struct
 import zipfile
 from typing import Any
 
 import numpy as np
 
+from deckgym import strict_json
 from deckgym.agents.base import Agent, masked_softmax
 from deckgym.extras import require_extra
 
@@ -78,6 +84,35 @@ def _json_norm(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
 
 
+# an absolute path inside a metadata string: POSIX (after a space, a quote, ':' of a spec or '=' of
+# a flag; not a URL's '//'), home-relative (~/), or a Windows drive path
+_ABS_PATH = re.compile(r"""(?<![\w.~/-])(?:~/|[A-Za-z]:\\|/(?=[^/\s,?;'"=]))[^\s,?;'"=]*""")
+
+
+def _portable_path(path: str, cwd: str) -> str:
+    if path in ("/", "~"):
+        return "..."
+    full = os.path.expanduser(path)
+    if os.path.isabs(full):
+        rel = os.path.relpath(full, cwd)
+        if not rel.startswith(os.pardir):
+            return rel
+    return ".../" + os.path.basename(full.rstrip("/\\").replace("\\", "/"))
+
+
+def shareable(x: Any, cwd: str | None = None) -> Any:
+    """``x`` (JSON values) with every absolute path in its strings made relative to ``cwd`` (the
+    working folder), or ``.../NAME`` outside it: what a run needs to be repeated, not the machine."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    if isinstance(x, str):
+        return _ABS_PATH.sub(lambda m: _portable_path(m.group(0), cwd), x)
+    if isinstance(x, list):
+        return [shareable(v, cwd) for v in x]
+    if isinstance(x, dict):
+        return {k: shareable(v, cwd) for k, v in x.items()}
+    return x
+
+
 def rules_dict(rules: Any) -> dict[str, Any]:
     """The rules dataclass's fields as JSON values (tuples become lists)."""
     return _json_norm(dataclasses.asdict(rules)) if dataclasses.is_dataclass(rules) else {"repr": repr(rules)}
@@ -87,9 +122,9 @@ def game_of_core(core: Any) -> str:
     """The registered name of ``core``'s game (``racko``, ``leastscore``)."""
     from deckgym.registration import GAMES
 
-    mod = type(core).__module__.split(".")[0]
+    mod = type(core).__module__
     for name, entry in GAMES.items():
-        if entry.module == mod:
+        if mod.startswith(entry.module + "."):
             return name
     raise ValueError(f"cannot tell the game of core {type(core).__name__}")
 
@@ -150,8 +185,8 @@ def check_policy_meta(meta: dict[str, Any], core: Any, game: str, where: str = "
         if obs == "infostate":
             raise ModelMismatchError(f"{where}: derived features are computed from the default observation, "
                                      "not from information states")
-        fm = features_module(game)
-        supported = tuple(getattr(fm, "SUPPORTED_VERSIONS", (fm.FEATURES_VERSION,)))
+        feature_set = features_module(game)
+        supported = tuple(getattr(feature_set, "SUPPORTED_VERSIONS", (feature_set.FEATURES_VERSION,)))
         if meta["features"] not in supported:
             raise ModelMismatchError(f"{where} uses derived features version {meta['features']!r}, "
                                      f"this code computes versions {supported}: retrain the policy")
@@ -223,24 +258,21 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
 def save_policy(path: str, tensors: dict[str, Any], meta: dict[str, Any]) -> str:
     """Write ``tensors`` (numpy or torch arrays) and ``meta`` to ``path`` (``.safetensors`` added if
     missing), replacing it atomically; returns the path. The tensors must match ``meta['arch']``."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
+
+    from deckgym.outputs import write_bytes
 
     path = str(path)
     if not path.endswith(SUFFIX):
         path += SUFFIX
     arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
               for k, v in tensors.items()}
-    meta = _check_meta(_json_norm(meta), f"policy for {path}")
+    meta = _check_meta(shareable(_json_norm(meta)), f"policy for {path}")
     check_tensors(arrays, meta, f"policy for {path}")
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    tmp = path + ".tmp"
-    save_file(arrays, tmp, metadata={META_KEY: json.dumps(meta, indent=1)})
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # an ordinary file's mode (the writer creates it private)
-    os.replace(tmp, path)  # never a half-written policy
+    write_bytes(path, save(arrays, metadata={META_KEY: json.dumps(meta, indent=1)}))  # never a half-written policy
     return path
 
 
@@ -292,8 +324,8 @@ def read_meta(path: str) -> dict[str, Any]:
             (n,) = struct.unpack("<Q", f.read(8))
             if n > min(_MAX_HEADER, os.path.getsize(path) - 8):
                 raise ValueError("header length beyond the file")
-            header = json.loads(f.read(n))
-        meta = json.loads(header["__metadata__"][META_KEY])
+            header = strict_json.loads(f.read(n), "the header")
+        meta = strict_json.loads(header["__metadata__"][META_KEY], "the metadata")
     except (struct.error, ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{path}: not a deckgym policy file, or a damaged one ({type(exc).__name__}: {exc})") from None
     return _check_meta(meta, path)

@@ -38,8 +38,8 @@ def model_metadata(core: Any, game: str, features: bool, features_version: int |
     """The metadata of an SB3 policy for ``core`` (``arch`` is filled by :func:`save_model`)."""
     version = None
     if features:
-        fm = features_module(game)
-        version = int(fm.FEATURES_VERSION if features_version is None else features_version)
+        feature_set = features_module(game)
+        version = int(feature_set.FEATURES_VERSION if features_version is None else features_version)
     return policy_meta(core, game, "sb3", None, version, **extra)
 
 
@@ -60,6 +60,15 @@ def read_metadata(path: str) -> dict[str, Any]:
 def check_metadata(meta: dict[str, Any], core: Any, game: str, where: str = "model") -> None:
     """Raise :class:`ModelMismatchError` naming the first field that does not match ``core``."""
     check_policy_meta(meta, core, game, where)
+
+
+def without_log_folder(model: Any) -> Any:
+    """``model`` (an SB3 algorithm) with a logger that writes nowhere; returns it. Without a logger
+    of its own, every ``learn`` call makes a new empty ``SB3-<time>`` folder in the temp dir."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def update_metadata(path: str, meta: dict[str, Any]) -> None:

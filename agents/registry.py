@@ -16,25 +16,23 @@ from deckgym.agents.base import Agent
 from deckgym.agents.params import check_params
 from deckgym.registration import GAMES
 
-# spec → "module:Class": the agents of every game; each game's own ("racko:bucket") are listed
-# in its descriptor (``GameSpec.agents``) and joined in by :func:`agent_table`.
+# spec → "module:Class": the agents that play every game; the others are listed in each game's
+# descriptor (``GameSpec.agent_targets``: its own, ``racko:bucket``, and OpenSpiel's bots where it
+# has an OpenSpiel form) and joined in by :func:`agent_table`, so an agent is listed only for the
+# games it can play.
 AGENTS: dict[str, str] = {
     "random": "deckgym.agents.random_agent:RandomAgent",
-    # OpenSpiel's bots, for either game (the openspiel extra)
-    "openspiel:ismcts": "deckgym.openspiel.agent:ISMCTSAgent",
-    "openspiel:random": "deckgym.openspiel.agent:RandomBotAgent",
 }
-#: spec prefixes that are not a game: their agents play every game
-ANY_GAME = ("openspiel",)
 
 
 def register_agent(spec: str, target: str) -> None:
+    """Add an agent that plays every game (``spec`` → ``"module:Class"``)."""
     AGENTS[spec] = target
 
 
 def agent_table(game: str | None = None) -> dict[str, str]:
-    """Agent spec → ``"module:Class"``: the shared ones, then every registered game's (only
-    ``game``'s if given: a game's descriptor is imported only when its agents are asked for)."""
+    """Agent spec → ``"module:Class"``: the shared ones, then the agents of ``game`` (of every
+    registered game if None; a game's descriptor is imported only when its agents are asked for)."""
     table = dict(AGENTS)
     for name, entry in GAMES.items():
         if game is None or name == game:
@@ -43,15 +41,16 @@ def agent_table(game: str | None = None) -> dict[str, str]:
     return table
 
 
-def _game_of(name: str) -> str | None:
-    """The game a spec's name belongs to (``"racko:bucket"`` → ``"racko"``), None for shared ones."""
-    return name.split(":", 1)[0] if ":" in name else None
+def _table_for(name: str, game: str | None = None) -> dict[str, str]:
+    """The table that can hold ``name``: ``game``'s, else that of the game the name starts with
+    (``racko:bucket``: only Rack-O's descriptor is imported), else every game's."""
+    prefix = name.split(":", 1)[0] if ":" in name else None
+    return agent_table(game if game is not None else prefix if prefix in GAMES else None)
 
 
 def agent_specs(game: str | None = None) -> list[str]:
     """The valid specs (for ``game`` only, if given), plus the ``ppo:PATH`` form."""
-    names = [s for s in agent_table(game) if game is None or ":" not in s or s.split(":", 1)[0] in (game,) + ANY_GAME]
-    return names + ["ppo:PATH", "rllib:PATH"]
+    return list(agent_table(game)) + ["ppo:PATH", "rllib:PATH"]
 
 
 def acts_on_infostates(spec: str) -> bool:
@@ -63,7 +62,7 @@ def acts_on_infostates(spec: str) -> bool:
     if spec.startswith(("ppo:", "rllib:")):
         return _policy_reads_infostates(_split_model_spec(spec)[1])
     # unknown specs (make_agent names the error) read the default
-    return name in agent_table(_game_of(name)) and wants_infostate(_agent_class(name))
+    return name in _table_for(name) and wants_infostate(_agent_class(name))
 
 
 def _policy_reads_infostates(path: str) -> bool:
@@ -81,7 +80,7 @@ def _policy_reads_infostates(path: str) -> bool:
 
 def _agent_class(name: str) -> type:
     """The class a registered agent name stands for (:func:`agent_table`), imported on first use."""
-    module, cls = agent_table(_game_of(name))[name].split(":")
+    module, cls = _table_for(name)[name].split(":")
     return getattr(importlib.import_module(module), cls)
 
 
@@ -207,8 +206,7 @@ def make_agent(spec: str, core: Any, seed: int = 0, game: str | None = None) -> 
     if spec.startswith(("ppo:", "rllib:")):
         return _model_agent(spec, core, seed, game)
     name, _, overrides = spec.partition("?")
-    if name not in agent_table(_game_of(name)) or (game is not None and ":" in name
-                                                    and name.split(":", 1)[0] not in (game,) + ANY_GAME):
+    if name not in _table_for(name, game):
         raise ValueError(f"unknown agent {spec!r} for game {game!r}; valid agents: {', '.join(agent_specs(game))}")
     agent = _agent_class(name)(core, seed=seed)
     if overrides:

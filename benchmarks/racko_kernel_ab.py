@@ -30,14 +30,14 @@ from benchmarks.feature_speed import observation_batches  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
 from racko_env.planning import plan  # noqa: E402
 from racko_env.planning import sequence_kernel as now_kernel  # noqa: E402
+from deckgym.outputs import write_text  # noqa: E402
 
 
 def load_kernel(commit: str, folder: str) -> Any:
     """The kernel module of ``commit``, imported from a copy in ``folder``."""
     src = subprocess.run(["git", "show", f"{commit}:racko_env/planning/sequence_kernel.py"], capture_output=True, text=True, check=True).stdout
     path = os.path.join(folder, "sequence_kernel_before.py")
-    with open(path, "w") as f:
-        f.write(src)
+    write_text(path, src)
     spec = importlib.util.spec_from_file_location("sequence_kernel_before", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

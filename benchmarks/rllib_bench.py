@@ -21,9 +21,9 @@ updates), after one warm-up rollout each, with the ratios ``rllib 1 / sb3`` and 
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
+from deckgym.outputs import write_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from deckgym.agents.ppo import without_log_folder
+
     from deckgym.agents.rllib_support import init_ray
     from deckgym.training import rllib_train
     from deckgym.training.config import build_parser
@@ -53,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     env = CoreVecEnv(args.game, num_envs=64, opponents=[args.opponent], num_players=args.players, features=True, seed=args.seed)
     sb3 = MaskablePPO("MlpPolicy", env, n_steps=rollout // 64, batch_size=minibatch, n_epochs=epochs, seed=args.seed,
                       device="cpu", policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}})
+    without_log_folder(sb3)  # else each learn() leaves an empty SB3-<time> folder in the temp dir
     algos = {}
     for k in runners:
         targs = build_parser(engine="rllib").parse_args(
@@ -100,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in ratios.items():
         print(f"{name:<20}{r:>6.2f}x")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
     return 0
 
 

@@ -21,7 +21,6 @@ PettingZoo path. ``--json PATH`` writes them.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from typing import Any, Callable
@@ -31,6 +30,7 @@ import torch
 import racko_env  # noqa: F401  (registers nothing; the PettingZoo path's env)
 from deckgym.registration import game as game_entry
 from deckgym.torchrl import DeckGymTorchEnv
+from deckgym.outputs import write_json  # noqa: E402
 
 
 def cpu_rate(fn: Callable[[], int], seconds: float) -> float:
@@ -110,8 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print("median agent-steps per CPU second: " + ", ".join(f"{k} {v:,.0f}" for k, v in med.items()))
     print("ratio to the PettingZooWrapper path: " + ", ".join(f"{k} {v:,.0f}x" for k, v in out["ratio_to_pettingzoo"].items()))
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(a.json, out)
     return out
 
 

@@ -24,13 +24,13 @@ to show where the time goes.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from deckgym.outputs import write_json  # noqa: E402
 
 
 class AECSingleAgentEnv(gym.Env):
@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from deckgym.agents.ppo import without_log_folder
+
     from deckgym.registration import game as game_entry
     from deckgym.training.vec_env import CoreVecEnv
 
@@ -168,9 +170,10 @@ def main(argv: list[str] | None = None) -> int:
                            or platform.machine(), "python": platform.python_version(), "torch_threads": args.threads}
     if args.env_seconds:
         out["env_only_steps_per_s"] = {k: env_only_rate(v, args.env_seconds, args.seed) for k, v in envs.items()}
-    models = {
-        k: MaskablePPO("MlpPolicy", v, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
-                       seed=args.seed, device="cpu", policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}})
+    models = {  # no logger folders: one learn() per rollout would make one in the temp dir each time
+        k: without_log_folder(MaskablePPO("MlpPolicy", v, n_steps=args.n_steps, batch_size=args.batch_size,
+                                          n_epochs=args.epochs, seed=args.seed, device="cpu",
+                                          policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}}))
         for k, v in envs.items()
     }
     chunk = args.num_envs * args.n_steps
@@ -203,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         line += f"; env only: {out['env_only_speedup']:.2f}x"
     print(line)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
     return 0
 
 

@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     import sb3_contrib.ppo_mask.ppo_mask as ppo_mask
     from sb3_contrib import MaskablePPO
 
+    from deckgym.agents.ppo import without_log_folder
+
     import deckgym.playout as playout
     import deckgym.learner as learner
     from deckgym.registration import game as game_entry
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
     model = MaskablePPO("MlpPolicy", env, n_steps=train.n_steps, batch_size=train.batch_size, n_epochs=train.epochs,
                         seed=0, device="cpu", policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}})
+    without_log_folder(model)  # else each learn() leaves an empty SB3-<time> folder in the temp dir
     chunk = args.num_envs * train.n_steps
     model.learn(chunk)  # warm-up: compiled kernels, allocations
     spent.clear()

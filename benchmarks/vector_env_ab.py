@@ -35,18 +35,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import deckgym.vector_env as after  # noqa: E402  (this tree, from the path set just above)
+from deckgym.outputs import write_text  # noqa: E402
 
 
 def load_revision(rev: str):
     """``deckgym/vector_env.py`` of git revision ``rev``, imported as a separate module."""
     src = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:deckgym/vector_env.py"], check=True,
                          capture_output=True, text=True).stdout
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location("vector_env_before", f.name)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    os.unlink(f.name)
+    with tempfile.TemporaryDirectory() as folder:  # the module and its __pycache__ go with it
+        path = write_text(os.path.join(folder, "vector_env_before.py"), src)
+        spec = importlib.util.spec_from_file_location("vector_env_before", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
     if not hasattr(mod.DeckGymVectorEnv, "masks") and not hasattr(mod, "LearnerEngine"):
         # an env of before deckgym.learner: this tree's step_infos reads the engine's public mask
         mod.DeckGymVectorEnv.masks = property(lambda env: env._masks)

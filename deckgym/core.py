@@ -11,7 +11,6 @@ naive vectorised envs slow); use ``state.copy()`` to branch.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field, fields
 from collections import OrderedDict
 from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
@@ -74,24 +73,6 @@ class RebuiltWhenUnpickled:
         self.__init__(**state)  # type: ignore[misc]
 
 
-class ObsChoice:
-    """Mixin for cores: ``Core(rules, ..., obs="infostate")`` builds the core's information-state
-    subclass (named by ``_infostate_core``, ``"module:Class"``, imported only then), which
-    records the public history; ``obs="default"`` builds the core itself."""
-
-    _infostate_core: str = ""
-
-    def __new__(cls, *args: Any, obs: str = "default", **kwargs: Any) -> Any:
-        if len(args) > 3:  # obs given by position: (rules, episode, reward, obs)
-            obs = args[3]
-        check_obs_option(obs)
-        target = cls.__dict__.get("_infostate_core")  # the base core only, not its subclasses
-        if obs == "infostate" and target:
-            module, name = target.split(":")
-            cls = getattr(importlib.import_module(module), name)
-        return super().__new__(cls)
-
-
 @dataclass
 class StepResult:
     """What one batched ``step`` reports, all arrays with first axis ``B``.
@@ -120,7 +101,11 @@ class Core(Protocol):
     """What the shared AEC adapter, the arena and the vector envs rely on (``docs/CONTRACT.md``).
 
     Optional attributes, read with ``getattr``: ``obs_low`` / ``obs_high`` (scalars or
-    ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf).
+    ``(obs_size,)`` float32 arrays: the bounds of the observation Box; default -1 and +inf) and
+    ``sample_legal``; typed by ``deckgym.plugins.ObservationBounds`` and ``FastSampler``.
+    A game with information states takes ``obs="infostate"`` in its constructor and offers
+    ``infostate_core()`` (a default core's information-state twin, built once) and
+    ``pair_infostate(twin)`` (make ``twin`` the one it returns).
     """
 
     rules: Any

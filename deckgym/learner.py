@@ -96,9 +96,8 @@ class LearnerEngine:
         self.agent_core = self.core
         if obs != "default":
             self.agent_core = entry.make_core(rules, episode=opt.episode, reward=opt.reward)
-            # NOTE: the playout helper infostate_core() looks the twin up on the core; this points
-            # it at the learner's information-state core, so both play one core (the same state).
-            self.agent_core._infostate_twin = self.core
+            # the core's own pairing: its infostate_core() is the learner's core (one state for both)
+            self.agent_core.pair_infostate(self.core)
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         self.episode, self.reward_mode = opt.episode, opt.reward

@@ -6,7 +6,7 @@ The Gymnasium env (:class:`deckgym.gym_env.DeckGymEnv`), the Gymnasium vector en
 (:class:`deckgym.torchrl.env.DeckGymTorchEnv`) all take these fields as keywords (or one
 ``options=LearnerOptions(...)``), with these defaults, and hand them to one
 :class:`deckgym.learner.LearnerEngine`. What a framework's convention makes a view do
-differently is listed in ``docs/FRONTENDS.md`` (and tested against the code).
+differently is listed in ``docs/frontends/defaults.md`` (and tested against the code).
 
 Any other keyword is a field of the game's rules (``bonus=True``, ``max_turns=200``, ...),
 checked by the rules themselves.

@@ -90,14 +90,13 @@ def wants_infostate(agent: Any) -> bool:
 
 
 def infostate_core(core: Any) -> Any:
-    """``core``'s information-state twin (same rules and options, ``obs="infostate"``), built once."""
+    """``core``'s information-state twin (same rules and options, ``obs="infostate"``), built once
+    (the core's own ``infostate_core()``; a ValueError for a game without information states)."""
     if getattr(core, "obs", "default") == "infostate":
         return core
-    twin = getattr(core, "_infostate_twin", None)
-    if twin is None:
-        twin = type(core)(core.rules, episode=core.episode, reward=core.reward, obs="infostate")
-        core._infostate_twin = twin
-    return twin
+    if not hasattr(core, "infostate_core"):
+        raise ValueError(f"{type(core).__name__} has no information-state observation (obs='default' only)")
+    return core.infostate_core()
 
 
 def observe_for(agent: Any, core: Any, state: Any, seat: Any) -> np.ndarray:

@@ -3,7 +3,7 @@
 An entry names the game's package by string, so importing ``deckgym`` never imports a game
 (games import ``deckgym``, not the other way round); everything else about a game is in its
 descriptor, ``<package>.descriptor.GAME`` (:class:`deckgym.descriptor.GameSpec`), imported
-on first use (``game(name).spec``). ``register_game`` adds another game (a package with a
+on first use (``game(name).descriptor``). ``register_game`` adds another game (a package with a
 descriptor) at run time. ``register_all()`` adds the games to PettingZoo's registry
 (``deckgym/racko-v0``) where the installed PettingZoo has one; ``register_gymnasium()`` adds
 the Gymnasium views to Gymnasium's registry (``deckgym/RackO-v0``:
@@ -37,16 +37,19 @@ class GameEntry:
         return importlib.import_module(self.module)
 
     @property
-    def spec(self) -> Any:
-        """The game's descriptor (imported on first use)."""
+    def descriptor(self) -> Any:
+        """The game's descriptor, its game spec (imported on first use)."""
         return _descriptor(self.module, self.name)
+
+    # the earlier name of ``descriptor`` ("spec" alone now means an agent's string), kept for one release
+    spec = descriptor
 
     def rules_class(self) -> type:
         """The game's rules dataclass (``RackoRules``, ...)."""
-        return self.spec.rules
+        return self.descriptor.rules
 
     def make_rules(self, **kwargs: Any) -> Any:
-        return self.spec.rules(**kwargs)
+        return self.descriptor.rules(**kwargs)
 
     def rules_of(self, rules: Any = None, num_players: int | None = None, **fields: Any) -> Any:
         """An env's rules: the ``rules`` object given, or one made of ``num_players`` and the
@@ -58,23 +61,23 @@ class GameEntry:
         return rules
 
     def make_core(self, rules: Any = None, **core_kwargs: Any) -> Any:
-        spec = self.spec
-        return spec.core(rules if rules is not None else spec.rules(), **core_kwargs)
+        descriptor = self.descriptor
+        return descriptor.core(rules if rules is not None else descriptor.rules(), **core_kwargs)
 
     def make_env(self, **kwargs: Any) -> Any:
-        return self.spec.env(**kwargs)
+        return self.descriptor.env(**kwargs)
 
     def features(self) -> Any:
         """``<game>_env.planning.features``: derived features for learners, their versions, the shaping potential."""
-        return self.spec.features_module()
+        return self.descriptor.features_module()
 
 
 @functools.lru_cache(maxsize=None)
 def _descriptor(module: str, name: str) -> Any:
-    spec = importlib.import_module(module + ".descriptor").GAME
-    if spec.name != name:
-        raise ValueError(f"game {name!r} is registered with {module}.descriptor, which describes {spec.name!r}")
-    return spec
+    descriptor = importlib.import_module(module + ".descriptor").GAME
+    if descriptor.name != name:
+        raise ValueError(f"game {name!r} is registered with {module}.descriptor, which describes {descriptor.name!r}")
+    return descriptor
 
 
 GAMES: dict[str, GameEntry] = {

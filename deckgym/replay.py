@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import math
 import os
 import stat
 from dataclasses import dataclass, field, fields
@@ -32,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from deckgym import __version__
+from deckgym import __version__, strict_json
 from deckgym.registration import game as game_entry
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "GameRecord", "Recorder", "Replay", "ReplayError", "load", "resimulate",
@@ -93,7 +92,7 @@ def state_from_raw(core: Any, raw: dict[str, str]) -> Any:
 def move_namer(game: str, core: Any) -> Callable[[dict, np.ndarray], dict[int, str]]:
     """``names(view, mask) -> {action: move name}``: the moves as the terminal names them (the
     game's descriptor's ``text``)."""
-    text = game_entry(game).spec.text(core)
+    text = game_entry(game).descriptor.text(core)
 
     def names(view: dict, mask: np.ndarray) -> dict[int, str]:
         return {m.action: m.name for m in text.moves(view, mask)}
@@ -114,7 +113,7 @@ def make_header(game: str, core: Any, seats: Sequence[str], seed: int, deal: int
 def end_reason(game: str, core: Any, result: Any, r: int, last_action: int) -> str:
     """Why a round ended, as the game's descriptor says (Rack-O: ``"rack-o"`` or ``"cap"``, R9;
     Least Score: ``"declare"`` or ``"cap"``, L10)."""
-    return game_entry(game).spec.end_reason(core, result, r, last_action)
+    return game_entry(game).descriptor.end_reason(core, result, r, last_action)
 
 
 def _decoded(core: Any, obs_row: np.ndarray) -> dict[str, Any]:
@@ -291,17 +290,6 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Bad(f"the number {text[:24]} is out of range")
-    return value
-
-
-def _parse_constant(text: str) -> Any:
-    raise _Bad(f"{text} is not a JSON number")
-
-
 def _depth(x: Any) -> int:
     deepest, stack = 0, [(x, 1)]
     while stack:
@@ -397,13 +385,9 @@ def _read_lines(path: str) -> list[dict[str, Any]]:
         if len(ln) > MAX_LINE_CHARS:
             raise ReplayError(f"{where}: {len(ln)} characters, more than a replay line holds ({MAX_LINE_CHARS})")
         try:
-            obj = json.loads(ln, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-        except _Bad as exc:
-            raise ReplayError(f"{where}: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ReplayError(f"{where}: not JSON ({exc.msg})") from None
-        except (RecursionError, ValueError) as exc:
-            raise ReplayError(f"{where}: not JSON a replay holds ({type(exc).__name__})") from None
+            obj = strict_json.loads(ln, where, parse_int=_parse_int)
+        except strict_json.JSONError as exc:
+            raise ReplayError(str(exc)) from None
         if not isinstance(obj, dict) or "type" not in obj:
             raise ReplayError(f"{where}: not a replay line (an object with a 'type')")
         if _depth(obj) > MAX_DEPTH:

@@ -32,7 +32,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from deckgym.playout import play_out
 from deckgym.rng import seed_of
-from deckgym.outputs import atomic_path, write_json, write_text
+from deckgym.outputs import atomic_file, write_json, write_text
 from deckgym.replay import Recorder, make_header
 from deckgym.registration import game as game_entry
 from deckgym.evaluation.ratings import bradley_terry_elo, wilson_interval
@@ -350,8 +350,8 @@ def save_figure(fig: Any, path: str) -> None:
     import matplotlib.pyplot as plt
 
     try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
+        with atomic_file(path) as f:
+            fig.savefig(f, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
     finally:
         plt.close(fig)
 

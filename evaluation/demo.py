@@ -35,7 +35,7 @@ COST_DEALS = 8
 
 def tables() -> dict[str, int]:
     """The games the demo shows and the table size of each (their descriptors' ``demo_players``)."""
-    return {name: entry.spec.demo_players for name, entry in GAMES.items() if entry.spec.demo_players}
+    return {name: entry.descriptor.demo_players for name, entry in GAMES.items() if entry.descriptor.demo_players}
 
 
 def lineup(game: str, players: int, models_dir: str = "models") -> list[str]:

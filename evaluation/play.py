@@ -100,7 +100,7 @@ class PlaySession:
             self.core, self.round_core = infostate_core(self.core), infostate_core(self.round_core)
         self.names = [f"player_{s}" for s in range(P)]
         self.labels = [f"you (player_{s})" if s == self.seat else f"player_{s} ({self.specs[s]})" for s in range(P)]
-        self.text = entry.spec.text(self.core)
+        self.text = entry.descriptor.text(self.core)
         self.input_fn = input_fn
         self.output = output if output is not None else sys.stdout
         if width is None:

@@ -51,7 +51,7 @@ class ArenaProgress:
         self.stage = 0  # the stage being played; its counters start at stage_start
         self.stage_start = (0, 0, 0)
         # about how many decisions a seat makes in a game, as the game's descriptor says
-        self.prior = game_entry(game).spec.decisions_per_seat * players
+        self.prior = game_entry(game).descriptor.decisions_per_seat * players
         self.out = out or sys.stderr
         self.tty = (hasattr(self.out, "isatty") and self.out.isatty()) if tty is None else tty
         self.finished = self.made = self.finished_made = 0

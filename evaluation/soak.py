@@ -50,9 +50,9 @@ def _variants() -> list[Variant]:
     """Every registered game's soak variants (its descriptor's ``invariants.VARIANTS``), named ``<game>_<name>``."""
     out = []
     for name, entry in GAMES.items():
-        if entry.spec.invariants is None:
+        if entry.descriptor.invariants is None:
             continue
-        out += [Variant(f"{name}_{v}", name, dict(rules), episode) for v, rules, episode in entry.spec.invariants_module().VARIANTS]
+        out += [Variant(f"{name}_{v}", name, dict(rules), episode) for v, rules, episode in entry.descriptor.invariants_module().VARIANTS]
     return out
 
 
@@ -64,7 +64,7 @@ def soak(variant: Variant, steps: int, batch: int = 4096, seed: int = 0, leak_ev
     """Play ``steps`` random legal agent-steps of ``variant`` on ``batch`` games; count violations."""
     entry = game_entry(variant.game)
     core = entry.make_core(entry.make_rules(**variant.rules), episode=variant.episode, reward="win")
-    checks = entry.spec.invariants_module()
+    checks = entry.descriptor.invariants_module()
     cards_ok, hidden_shuffle, moves = checks.cards_ok, checks.hidden_shuffle, checks.moves
     rng = np.random.default_rng(seed)
     st = core.init(batch, seed)

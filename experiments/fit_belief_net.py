@@ -21,6 +21,7 @@ from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE
+from deckgym.outputs import atomic_file  # noqa: E402
 
 
 def examples(games: int, seed: int, batch: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     n_unknown = (~known[:, 1:]).sum(axis=1)
     print(f"uniform belief: cross-entropy {np.log(np.repeat(n_unknown, h[cut:].sum(axis=1))).mean():.3f}")
     w = {k: p.detach().numpy() for k, p in zip(("w1", "b1", "w2", "b2"), net.parameters())}
-    np.savez_compressed(args.out, w1=w["w1"].T.copy(), b1=w["b1"], w2=w["w2"].T.copy(), b2=w["b2"])
+    with atomic_file(args.out) as f:
+        np.savez_compressed(f, w1=w["w1"].T.copy(), b1=w["b1"], w2=w["w2"].T.copy(), b2=w["b2"])
     print("wrote", args.out)
 
 

@@ -21,6 +21,7 @@ from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE
+from deckgym.outputs import atomic_file  # noqa: E402
 
 
 def fit(P: int, games: int, seed: int, spec: str = "racko:lookahead", batch: int = 1024) -> np.ndarray:
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         t = time.time()
         tables[f"p{P}"] = fit(P, args.games, args.seed)
         print(f"P={P}: {tables[f'p{P}'].sum()} slot observations in {time.time() - t:.0f} s", flush=True)
-    np.savez_compressed(args.out, **tables)
+    with atomic_file(args.out) as f:
+        np.savez_compressed(f, **tables)
     print("wrote", args.out)
 
 

@@ -34,6 +34,7 @@ from deckgym.playout import Turn, play_out
 from leastscore_env import LeastScoreCore, LeastScoreRules
 from leastscore_env.state import DECLARE
 from leastscore_env.planning.dp import HAND_SIZES, MAX_TOTAL, NMAX
+from deckgym.outputs import atomic_file  # noqa: E402
 
 
 def selfplay(P: int, games: int, seed: int, spec: str = "leastscore:counting") -> dict[str, np.ndarray]:
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         out.update({f"P{P}_{k}": v.astype(np.float32) for k, v in h.items()})
         print(f"{P} players: {int(h['passes'].sum())} passes, {int(h['ends'].sum())} opponent declarations, "
               f"{time.time() - t0:.0f} s", flush=True)
-    np.savez_compressed(args.out, **out)
+    with atomic_file(args.out) as f:
+        np.savez_compressed(f, **out)
     print(f"wrote {args.out}")
 
 

@@ -29,6 +29,7 @@ from deckgym.agents.registry import make_agent
 from leastscore_env.cards import NUM_CARDS, NUM_RANKS, RANK
 from leastscore_env.core import LeastScoreCore
 from leastscore_env.rules import LeastScoreRules
+from deckgym.outputs import atomic_file  # noqa: E402
 
 N_FEATURES = 17  # deckgym.agents.leastscore_belief.hand_features
 _RANK_ONEHOT = np.eye(NUM_RANKS)[RANK[:NUM_CARDS]]  # (52, 13)
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         tables[f"num{P}"], tables[f"den{P}"] = num, den
         tables[f"ratio{P}"] = fit_ratio(P, (num + 1.0) / (den + 1.0), args.ratio_games, args.seed)
         print(f"P={P}: {num.sum():.0f} unknown cards counted in {time.time() - t:.0f} s", flush=True)
-    np.savez_compressed(args.out, **tables)
+    with atomic_file(args.out) as f:
+        np.savez_compressed(f, **tables)
     print("wrote", args.out)
 
 

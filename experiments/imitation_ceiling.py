@@ -36,6 +36,7 @@ import numpy as np
 from deckgym.agents.registry import make_agent
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
+from deckgym.outputs import atomic_file  # noqa: E402
 
 COLUMNS = ("obs", "info", "masks", "teacher", "values", "planner", "env")
 
@@ -200,7 +201,8 @@ def main() -> None:
     else:
         d = collect(args)
         if args.data:
-            np.savez_compressed(args.data, **d)
+            with atomic_file(args.data) as f:
+                np.savez_compressed(f, **d)
     test = d["env"] >= args.envs - args.test_envs
     dep = d["teacher"] != d["planner"]
     print(f"{len(dep):,} labelled decisions, {int(test.sum()):,} held out; the teacher departs from the planner "

@@ -24,6 +24,7 @@ from deckgym.agents.registry import make_agent
 from deckgym.checks import check_output_file
 from deckgym.evaluation.arena import evaluate
 from deckgym.registration import game as game_entry
+from deckgym.outputs import write_json  # noqa: E402
 
 
 def decisions(game: str, players: int, n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -95,8 +96,7 @@ def main(argv: list[str] | None = None) -> None:
             report["runs"].append(run)
             print(json.dumps(run), flush=True)
             if a.out:
-                with open(a.out, "w") as f:
-                    json.dump(report, f, indent=1)
+                write_json(a.out, report, indent=1)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from deckgym.agents.registry import make_agent
 from experiments.search_strength import true_worlds
 from racko_env.core import RackoCore
 from racko_env.rules import RackoRules
+from deckgym.outputs import atomic_file  # noqa: E402
 
 
 def positions(core: RackoCore, n: int, seed: int):
@@ -138,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
                 np.take_along_axis(t_gain, best[:, None], axis=1)[rows].mean())
     print(json.dumps(out, indent=1))
     if args.save:
-        np.savez_compressed(args.save, cand=cand, phase=phase, **{k.replace("?", "_"): v for k, v in values.items()})
+        with atomic_file(args.save) as f:
+            np.savez_compressed(f, cand=cand, phase=phase, **{k.replace("?", "_"): v for k, v in values.items()})
 
 
 if __name__ == "__main__":

@@ -10,17 +10,26 @@ per-row overhead.
 
 Each seat's legal-discard mask (L5) is recomputed only when its hand changes (after its
 draw), and the 38-bit mask of the player to move is kept in the state, so
-``legal_action_mask`` is a single ``unpackbits``. :class:`LeastScoreCore` ties together
-the pieces, one module per concept:
+``legal_action_mask`` is a single ``unpackbits``. :class:`LeastScoreCore` is made of parts,
+one module per concept, that it holds and names:
 
-* :mod:`leastscore_env.state`: the state layout, the card-word representation, action ids;
-* :mod:`leastscore_env.tables`: lookup tables on card words, seats and actions;
-* :mod:`leastscore_env.legality`: the legal discard groups (L5);
-* :mod:`leastscore_env.dealing`: deals (L3), the reshuffle (L6) and explicit deals;
-* :mod:`leastscore_env.turn`: the turn (L4, L7's declaration, L10's cap);
-* :mod:`leastscore_env.scoring`: round and match ends (L8–L10);
-* :mod:`leastscore_env.observation`: observations and ``obs_view``;
-* :mod:`leastscore_env.sampling`: uniformly random legal actions.
+* ``core.tables`` (:mod:`leastscore_env.core_tables`): the legal-discard and seat tables every
+  part reads;
+* ``core.dealing`` (:mod:`leastscore_env.dealing`): deals (L3), the reshuffle (L6) and
+  explicit deals;
+* ``core.turns`` (:mod:`leastscore_env.turn`): legal actions and the turn (L4, L7's
+  declaration, L10's cap);
+* ``core.scoring`` (:mod:`leastscore_env.scoring`): round and match ends (L8–L10);
+* ``core.observation`` (:mod:`leastscore_env.observation`, or :mod:`leastscore_env.infostate`
+  with ``obs="infostate"``): observations and ``obs_view``;
+* ``core.history`` (:mod:`leastscore_env.infostate`, ``obs="infostate"`` only, else None): the
+  public history each move adds to the state;
+* ``core.sampling`` (:mod:`leastscore_env.sampling`): uniformly random legal actions.
+
+Its public methods (the ``Core`` protocol of :mod:`deckgym.core`) delegate to them;
+:mod:`leastscore_env.state` holds the state layout and the card-word representation,
+:mod:`leastscore_env.tables` the lookup tables on card words, :mod:`leastscore_env.legality`
+the legal discard groups (L5).
 
 The full state as one flat float32 vector (``state_array``, the PettingZoo env's ``state()``,
 for centralised critics: every card, hidden or not), absolute seats, ``state_slices`` giving
@@ -51,16 +60,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import ObsChoice, RebuiltWhenUnpickled, SizeCache, StepResult, check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index, check_obs_option
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
+from leastscore_env.core_tables import CoreTables
 from leastscore_env.dealing import LeastScoreDealing
-from leastscore_env.legality import dense_legal_lists, dense_legal_tables, legal_of
+from leastscore_env.infostate import LeastScoreHistory, LeastScoreInfoObservation
 from leastscore_env.observation import LeastScoreObservation
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.sampling import LeastScoreSampling
 from leastscore_env.scoring import LeastScoreScoring
-from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreState, empty_state
-from leastscore_env.tables import ALIVE_SEATS, BYTE_BITS, BYTE_VALUE, N_ALIVE
+from leastscore_env.state import ACTION_NAMES, HAND_MAX, NUM_ACTIONS, PHASE_NAMES, LeastScoreInfoState, LeastScoreState
+from leastscore_env.tables import BYTE_VALUE, N_ALIVE
 from leastscore_env.turn import LeastScoreTurns, result_zeros
 
 __all__ = ["LeastScoreCore"]
@@ -68,75 +78,132 @@ __all__ = ["LeastScoreCore"]
 _I64 = np.int64
 
 
-class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreScoring, LeastScoreObservation, LeastScoreSampling,
-                     RebuiltWhenUnpickled):
-    """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``)."""
+class LeastScoreCore(RebuiltWhenUnpickled):
+    """Batched Least Score (see the module docstring and ``docs/CONTRACT.md``). ``obs``:
+    ``"default"`` or ``"infostate"`` (:mod:`leastscore_env.infostate`: the states then record
+    the public history)."""
 
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
     phase_names = PHASE_NAMES
     obs_version = 1
-
-    #: ``"default"`` or ``"infostate"`` (:mod:`leastscore_env.infostate`: a ``LeastScoreInfoCore``)
-    obs = "default"
     _constructor_args = ("rules", "episode", "reward", "obs")
-
-    _infostate_core = "leastscore_env.infostate:LeastScoreInfoCore"
 
     def __init__(self, rules: LeastScoreRules | None = None, episode: str = "round", reward: str = "win",
                  obs: str = "default") -> None:
-        if obs != self.obs:
-            raise ValueError(f"{type(self).__name__} gives obs={self.obs!r} observations, not {obs!r}")
+        check_obs_option(obs)
         rules = LeastScoreRules() if rules is None else rules
         if not isinstance(rules, LeastScoreRules):
             raise TypeError(f"rules must be a LeastScoreRules, got {type(rules).__name__}")
         check_core_options(episode, reward)
-        self.rules = rules
-        self.episode = episode
-        self.reward = reward
-        P = self.num_players = rules.num_players
-        self._legal_tables = dense_legal_tables(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
-        self._legal_lists = dense_legal_lists(tuple(rules.sequence_lengths), bool(rules.sequence_same_suit))
-        self._full_alive = (1 << P) - 1
-        self._alive_bool = np.ascontiguousarray(ALIVE_SEATS[:, :P])
-        self._alive_weights = (1 << np.arange(P)).astype(np.int64)
-        self._ego = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego[e] = seats seen from e
-        self._eye = np.eye(P, dtype=bool)
-        self._arangeP = np.arange(P, dtype=_I64)
-        self._arangeP_col = self._arangeP[:, None].copy()
-        self._alive_bool_T = np.ascontiguousarray(self._alive_bool.T)  # (P, 256)
-        self._step_buffers = SizeCache(self._make_bases)
-        self._mask_rows: dict[int, np.ndarray] = {}
-        self._last_mask: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its (B*64,) base)
-        self._nothing = result_zeros(1, P, writeable=False)
-        self._init_deal_tables()
-        self._init_scoring_tables()
-        self._init_observation()
+        self.rules, self.episode, self.reward, self.obs = rules, episode, reward, obs
+        self.num_players = rules.num_players
+        infostate = obs == "infostate"
+
+        self.tables = tables = CoreTables(rules)
+        self.dealing = LeastScoreDealing(rules, tables, episode, history=infostate)
+        self.scoring = LeastScoreScoring(rules, tables, episode, reward, self.dealing)
+        self.turns = LeastScoreTurns(rules, tables, self.dealing, self.scoring)
+        self.sampling = LeastScoreSampling(self.turns)
+        default = LeastScoreObservation(rules, tables)
+        self.observation: LeastScoreObservation | LeastScoreInfoObservation = (
+            LeastScoreInfoObservation(rules, default) if infostate else default)
+        self.history = LeastScoreHistory(self.turns) if infostate else None
+
+        o = self.observation  # its layout, read by every adapter
+        self.obs_size, self.base_obs_size, self.obs_slices = o.obs_size, o.base_obs_size, o.obs_slices
+        self.obs_low, self.obs_high = o.obs_low, o.obs_high
+        if infostate:
+            self.infostate_version = o.infostate_version
+        self._alive_bool = tables.alive_bool
+        self._twin: LeastScoreCore | None = None  # infostate_core() / pair_infostate()
         self._init_state_array()
+        # The AEC env calls these once or more per move of one game: bound here, they cost one
+        # call instead of two (the methods of the same names below say what they do).
+        self.legal_action_mask = self.turns.legal_action_mask
+        self.observe = o.observe
+        self.sample_legal = self.sampling.sample_legal
+        self.step = self.history.step if self.history is not None else self.turns.step
 
-    # ------------------------------------------------------------------ helpers
-    def _make_bases(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The step's per-batch-size bases: (arange(n), arange(n) * P, arange(n) * 53)."""
-        ar = np.arange(n, dtype=_I64)
-        return ar, ar * self.num_players, ar * (NUM_CARDS + 1)
+    # ------------------------------------------------------------------ contract: the parts' work
+    def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> LeastScoreState:
+        """``batch`` (>= 1) freshly dealt games (L3); game ``i`` uses the random stream
+        ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
+        return self.dealing.init(batch, seed, game_ids)
 
-    def _flat_rows(self, g: np.ndarray) -> np.ndarray:
-        """The rows of games ``g`` in a flattened (B, P) array: ``(len(g) * P,)`` intp."""
-        fi = g[:, None] * self.num_players
-        fi = fi + self._arangeP
-        return fi.reshape(-1)
+    def reset_where(self, state: LeastScoreState, mask: np.ndarray) -> None:
+        """A fresh episode in place for the games where ``mask`` (a ``(B,)`` bool array),
+        each continuing its own random stream."""
+        self.dealing.reset_where(state, mask)
 
-    def _flat_rows_T(self, g: np.ndarray) -> np.ndarray:
-        """The rows of games ``g`` in a flattened (B, P) array, as (P, len(g)) intp."""
-        fi = g * self.num_players
-        return fi + self._arangeP_col
+    def deal(self, seed: int, options: dict) -> LeastScoreState:
+        """One game (B = 1) from an explicit deal (:meth:`leastscore_env.dealing.LeastScoreDealing.deal`)."""
+        return self.dealing.deal(seed, options)
 
+    def legal_action_mask(self, state: LeastScoreState) -> np.ndarray:  # (bound to turns' at construction)
+        """(B, 38) bool: the legal actions of the seat to act (L4, L5, L7)."""
+        return self.turns.legal_action_mask(state)
+
+    def check_actions(self, state: LeastScoreState, actions: np.ndarray) -> np.ndarray:
+        """``actions`` as a ``(B,)`` int array if each is legal in its game (L4, L5, L7),
+        else a ValueError naming the rows, their actions, phases and legal actions."""
+        return self.turns.check_actions(state, actions)
+
+    def step(self, state: LeastScoreState, actions: np.ndarray, check: bool = True) -> StepResult:  # (bound)
+        """Play one action per game, in place (:meth:`leastscore_env.turn.LeastScoreTurns.step`);
+        with ``obs="infostate"`` the move's public part is recorded too (a refused step records nothing)."""
+        return (self.turns if self.history is None else self.history).step(state, actions, check)
+
+    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # (bound at construction)
+        """A uniformly random legal action per row of ``mask``, exactly uniform: ``(B,)`` int64."""
+        return self.sampling.sample_legal(mask, rng)
+
+    def observe(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:  # (bound)
+        """``(B, obs_size)`` float32 observations ego-centric for ``seat`` (an int or ``(B,)``
+        ints), of this core's kind (``obs``), into ``out`` if given."""
+        return self.observation.observe(state, seat, out)
+
+    def observe_default(self, state: LeastScoreState, seat, out: np.ndarray | None = None) -> np.ndarray:
+        """The default observation, whatever this core's ``obs``."""
+        if self.history is None:
+            return self.observation.observe(state, seat, out)
+        return self.observation.observe_default(state, seat, out)
+
+    def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named, decoded fields of a batch of observations (an infostate core decodes both layouts)."""
+        return self.observation.obs_view(obs)
+
+    def with_history(self, state: LeastScoreState) -> LeastScoreInfoState:
+        """``state``'s games with an empty public history, for an ``obs="infostate"`` core
+        (:meth:`leastscore_env.infostate.LeastScoreHistory.with_history`)."""
+        if self.history is None:
+            raise ValueError("with_history needs a core built with obs='infostate' (see infostate_core())")
+        return self.history.with_history(state)
+
+    def infostate_core(self) -> "LeastScoreCore":
+        """This core's information-state twin (the same rules and options, ``obs="infostate"``),
+        built once; the core itself if it gives information states."""
+        if self.obs == "infostate":
+            return self
+        if self._twin is None:
+            self._twin = LeastScoreCore(self.rules, self.episode, self.reward, obs="infostate")
+        return self._twin
+
+    def pair_infostate(self, twin: "LeastScoreCore") -> None:
+        """Make ``twin`` (an ``obs="infostate"`` core of the same rules and options) the one
+        :meth:`infostate_core` returns, so that states of one are the states of the other."""
+        if (not isinstance(twin, LeastScoreCore) or twin.obs != "infostate" or self.obs != "default"
+                or (twin.rules, twin.episode, twin.reward) != (self.rules, self.episode, self.reward)):
+            raise ValueError("pair_infostate needs an obs='infostate' LeastScoreCore of the same rules, episode and "
+                             "reward, on a default-observation core")
+        self._twin = twin
+
+    # (the belief agents build and fill sampled states with these two)
     def _legal_of(self, w: np.ndarray) -> np.ndarray:
-        """L5: the legal-discard bits (int64) of sorted hand words ``w`` (any shape)."""
-        return legal_of(self._legal_tables, w)
+        return self.tables.legal_of(w)
 
     def _empty(self, B: int) -> LeastScoreState:
-        return empty_state(B, self.num_players)
+        return self.dealing.empty(B)
 
     # ------------------------------------------------------------------ contract: queries
     def current_player(self, state: LeastScoreState) -> np.ndarray:
@@ -169,23 +236,6 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
         """(B,) bool: L7 -- every player still in the game has played a turn this round."""
         return state.turn >= N_ALIVE[state.alive]
 
-    def legal_action_mask(self, state: LeastScoreState) -> np.ndarray:
-        """(B, 38) bool: one unpack of the mask words (a view of a (B, 64) array)."""
-        m = state.mask
-        B = m.shape[0]
-        if B == 1:  # a copy of the cached (1, 38) row of this mask word
-            k = int(m[0])
-            row = self._mask_rows.get(k)
-            if row is None:
-                if len(self._mask_rows) >= 4096:
-                    self._mask_rows.clear()
-                row = self._mask_rows[k] = BYTE_BITS.take(m.view(np.uint8).reshape(1, 8)[:, :5], axis=0).reshape(1, 40)[:, :NUM_ACTIONS].copy()
-            return row.copy()
-        bits = np.unpackbits(np.ascontiguousarray(m, dtype=_I64).view(np.uint8), bitorder="little")
-        mask = bits.view(bool).reshape(B, 64)[:, :NUM_ACTIONS]
-        self._last_mask = (mask, bits)  # sample_legal packs such a mask back in one call
-        return mask
-
     # ------------------------------------------------------------------ readable state
     def empty_result(self, state: LeastScoreState) -> StepResult:
         """What a step that ended nothing reports for ``state``'s games: zeros and False, but
@@ -210,7 +260,7 @@ class LeastScoreCore(ObsChoice, LeastScoreDealing, LeastScoreTurns, LeastScoreSc
     def state_array(self, state: LeastScoreState) -> np.ndarray:
         """``(B, state_size)`` float32: the full state of every game, hidden cards included
         (layout in the module docstring; ``state_slices``). No loop over games."""
-        B, P, C = state.phase.shape[0], self.num_players, NUM_CARDS
+        B, C = state.phase.shape[0], NUM_CARDS
         out = np.zeros((B, self.state_size), np.float32)
         sl, rows = self.state_slices, np.arange(B)
 

@@ -15,7 +15,9 @@ import numpy as np
 from deckgym.core import check_init_args, check_row_mask
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
 from leastscore_env.cards import NUM_CARDS, PAD, parse_card
-from leastscore_env.state import HAND_MAX, PAD_WORD, LeastScoreState
+from leastscore_env.core_tables import CoreTables
+from leastscore_env.rules import LeastScoreRules
+from leastscore_env.state import HAND_MAX, PAD_WORD, LeastScoreInfoState, LeastScoreState, empty_state, with_history
 from leastscore_env.tables import CARD_BIT, N_ALIVE, PAIR_BITS, SORT5_NETWORK, bits52, hand_word_bits, words_of
 
 _I64 = np.int64
@@ -73,12 +75,19 @@ class _DealCache:
 
 
 class LeastScoreDealing:
-    """Deals of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
+    """The deals of a :class:`leastscore_env.core.LeastScoreCore` (L3, L6), a part it holds as
+    ``core.dealing``. ``episode``: the core's (round episodes deal ahead); ``history``: the
+    states record the public history (an ``obs="infostate"`` core's), which every deal clears."""
 
     DEAL_KEYS = ("hands", "deck", "floor", "first_player", "scores")
 
-    def _init_deal_tables(self) -> None:
-        rules, P = self.rules, self.num_players
+    def __init__(self, rules: LeastScoreRules, tables: CoreTables, episode: str, history: bool = False) -> None:
+        self.rules, self.episode, self.history = rules, episode, history
+        P = self.num_players = rules.num_players
+        self._full_alive = tables.full_alive
+        self._flat_rows = tables.flat_rows
+        self._legal_of = tables.legal_of
+        self._step_buffers = tables.bases
         self._deal_cache: dict[int, _DealCache] = {}
         # L3 deal, per alive pattern: the deck positions dealt to each seat's 8 hand bytes
         # (52 = the PAD column), and the position of the card turned up
@@ -92,13 +101,18 @@ class LeastScoreDealing:
                     k += 1
         self._deal_base = N_ALIVE[: 1 << P].astype(_I64) * hs
 
+    def empty(self, B: int) -> LeastScoreState:
+        """``B`` games of zeros (with an empty history if the states record it)."""
+        st = empty_state(B, self.num_players)
+        return with_history(st) if self.history else st
+
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> LeastScoreState:
         """``batch`` (>= 1) freshly dealt games (L3); game ``i`` uses the random stream
         ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
         ids = check_init_args(batch, seed, game_ids)
-        s = self._empty(batch)
+        s = self.empty(batch)
         s.rng_key[:] = make_keys(seed, ids)
-        self._new_episodes(s, np.arange(batch))
+        self.new_episodes(s, np.arange(batch))
         return s
 
     def reset_where(self, state: LeastScoreState, mask: np.ndarray) -> None:
@@ -108,15 +122,15 @@ class LeastScoreDealing:
             raise ValueError(f"state must be a LeastScoreState, got {type(state).__name__}")
         g = np.flatnonzero(check_row_mask(mask, state.phase.shape[0]))
         if g.size:
-            self._new_episodes(state, g)
+            self.new_episodes(state, g)
 
-    def _new_episodes(self, s: LeastScoreState, g: np.ndarray) -> None:
+    def new_episodes(self, s: LeastScoreState, g: np.ndarray) -> None:
         s.scores.reshape(-1)[self._flat_rows(g)] = 0
         s.alive[g] = self._full_alive
         s.round[g] = 0
         B = s.phase.shape[0]
         if self.episode != "round" or B < _DEAL_CACHE_MIN_B:
-            self._deal(s, g, None)
+            self.deal_rows(s, g, None)
             return
         # Round episodes: every episode starts with a new deal, a pure function of the
         # game's stream position (rng_key, rng_counter). The deals are computed ahead, many
@@ -134,7 +148,7 @@ class LeastScoreDealing:
         if hit.all():
             self._write_deal(s, g, *c.get(g))
         else:
-            self._deal(s, g[~hit], None)
+            self.deal_rows(s, g[~hit], None)
             if hit.any():
                 gh = g[hit]
                 self._write_deal(s, gh, *c.get(gh))
@@ -144,7 +158,7 @@ class LeastScoreDealing:
             key, ctr = s.rng_key.take(stale), s.rng_counter.take(stale)
             c.put(stale, key, ctr, *self._deal_compute(key, ctr.copy(), self.rules.first_player == "random", None))
 
-    def _deal(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray | None) -> None:
+    def deal_rows(self, s: LeastScoreState, g: np.ndarray, first: np.ndarray | None) -> None:
         """L3: shuffle, deal hand_size cards to every seat still in the game, turn one up.
 
         ``first``: the seat to start each game ``g``, or None for new episodes (L3: drawn
@@ -248,6 +262,10 @@ class LeastScoreDealing:
         s.round[g] += 1
         s.over[g] = False
         s.mask[g] = legal.take(self._step_buffers.get(s.phase.shape[0])[1][: g.size] + first)  # nobody may declare before everyone has played (L7)
+        if isinstance(s, LeastScoreInfoState):  # a new round: nothing of it is public yet
+            s.thrown[g] = 0
+            s.picked[g] = 0
+            s.draws[g] = 0
 
     def deal(self, seed: int, options: dict) -> LeastScoreState:
         """One game (B = 1) from an explicit deal; ``ValueError`` naming any problem.
@@ -316,7 +334,7 @@ class LeastScoreDealing:
             raise ValueError(f"scores must list {P} ints in 0..{r.elimination_score - 1}, got {scores!r}")
         if floor is None and len(used) == NUM_CARDS:
             raise ValueError("no card left to turn up as the floor (give 'floor' or leave cards in the deck)")
-        s = self._empty(1)
+        s = self.empty(1)
         check_init_args(1, seed, None)
         s.rng_key[:] = make_keys(int(seed), np.zeros(1, dtype=_I64))
         if first is None:
@@ -344,7 +362,7 @@ class LeastScoreDealing:
         s.mask[0] = s.legal[0, first]
         return s
 
-    def _reshuffle(self, s: LeastScoreState, g: np.ndarray) -> None:
+    def reshuffle(self, s: LeastScoreState, g: np.ndarray) -> None:
         """L6: shuffle the dead pile into a new deck (cards elsewhere get the sentinel key)."""
         isdead = bits52(s.dead[g])
         ctr = s.rng_counter[g]

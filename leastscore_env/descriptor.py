@@ -44,5 +44,6 @@ GAME = GameSpec(
     decisions_per_seat=4.5,
     features="leastscore_env.planning.features",
     invariants="leastscore_env.invariants",
+    openspiel="deckgym.openspiel.leastscore",  # above the game (a front end): named by string
     belief="deckgym.agents.leastscore_belief:LeastScoreBelief",
 )

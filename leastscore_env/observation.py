@@ -13,6 +13,8 @@ import numpy as np
 
 from deckgym.core import SizeCache, check_out, check_seat
 from leastscore_env.cards import NUM_CARDS, PAD, VALUE
+from leastscore_env.core_tables import CoreTables
+from leastscore_env.rules import LeastScoreRules
 from leastscore_env.state import HAND_MAX, LeastScoreState
 from leastscore_env.tables import BYTE_BITS_F32, N_ALIVE, N_ALIVE_PY
 
@@ -67,10 +69,15 @@ def _obs_flag_table(P: int) -> np.ndarray:
 
 
 class LeastScoreObservation:
-    """Observations of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
+    """The default observations of a :class:`leastscore_env.core.LeastScoreCore`, a part it holds
+    as ``core.observation`` (:mod:`leastscore_env.infostate` builds on it for information states)."""
 
-    def _init_observation(self) -> None:
-        rules, P = self.rules, self.num_players
+    obs = "default"
+
+    def __init__(self, rules: LeastScoreRules, tables: CoreTables) -> None:
+        self.rules = rules
+        P = self.num_players = rules.num_players
+        self._ego, self._step_buffers = tables.ego, tables.bases
         self._obs_buffers = SizeCache(self._make_obs_scratch)
         # Observation layout (documented in env.py): K 52-card blocks, then the rest.
         K = self._nblocks = 5 + (P - 1)
@@ -94,7 +101,7 @@ class LeastScoreObservation:
         ]:
             self.obs_slices[name] = slice(off, off + n)
             off += n
-        self.obs_size = self.base_obs_size = off  # (an information-state core appends to obs_size)
+        self.obs_size = self.base_obs_size = off  # (information states append to obs_size)
         # B = 1 path: ego orders as lists, the per-entry scale of the non-card observation
         # part (float32, so raw * scale is bit-identical to the batched float32 products),
         # and a read-only result for the steps that report nothing.

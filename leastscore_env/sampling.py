@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from leastscore_env.state import NUM_ACTIONS
+from leastscore_env.turn import LeastScoreTurns
 
 _I64 = np.int64
 _U = np.uint64
@@ -44,7 +45,11 @@ def _uniform_below(n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 class LeastScoreSampling:
-    """``sample_legal`` of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
+    """``sample_legal`` of a :class:`leastscore_env.core.LeastScoreCore`, a part it holds as
+    ``core.sampling``; ``turns``: whose last batched mask it packs back in one call."""
+
+    def __init__(self, turns: LeastScoreTurns) -> None:
+        self.turns = turns
 
     def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.
@@ -70,7 +75,7 @@ class LeastScoreSampling:
             c = np.add.accumulate(np.asarray(mask, dtype=bool).view(np.uint8), axis=1, dtype=np.uint8)
             u = _uniform_below(c[:, -1].astype(np.uint64), rng).astype(np.uint8)
             return (c > u[:, None]).argmax(axis=1).astype(_I64, copy=False)  # (no legal action: 0)
-        last = self._last_mask
+        last = self.turns.last_mask
         if last is not None and last[0] is mask:
             bits = last[1]
         else:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import StepResult, zero_sum_win_rewards
+from leastscore_env.core_tables import CoreTables
+from leastscore_env.dealing import LeastScoreDealing
+from leastscore_env.rules import LeastScoreRules
 from leastscore_env.state import LeastScoreState
 from leastscore_env.tables import INT32_MAX, NEXT_SEAT, PAIR_VALUE
 
@@ -13,10 +16,17 @@ _I64 = np.int64
 
 
 class LeastScoreScoring:
-    """Round and match ends of :class:`leastscore_env.core.LeastScoreCore` (a mixin)."""
+    """Round and match ends of a :class:`leastscore_env.core.LeastScoreCore`, a part it holds as
+    ``core.scoring``: ``episode`` and ``reward`` as the core's; ``dealing`` deals the next round."""
 
-    def _init_scoring_tables(self) -> None:
-        P = self.num_players
+    def __init__(self, rules: LeastScoreRules, tables: CoreTables, episode: str, reward: str,
+                 dealing: LeastScoreDealing) -> None:
+        self.rules, self.episode, self.reward, self.dealing = rules, episode, reward, dealing
+        P = self.num_players = rules.num_players
+        self._full_alive = tables.full_alive
+        self._flat_rows, self._flat_rows_T = tables.flat_rows, tables.flat_rows_T
+        self._arangeP_col, self._alive_weights, self._alive_bool_T = (tables.arange_p_col, tables.alive_weights,
+                                                                      tables.alive_bool_T)
         # zero_sum_win_rewards as a table: at 2 k + w, the reward of a winner (w = 1) or a
         # loser (w = 0) in a row with k winners
         zs = np.zeros((P + 1, 2), dtype=np.float32)
@@ -27,7 +37,7 @@ class LeastScoreScoring:
             zs[k, 0] = rew[-1] if k < P else 0.0
         self._zero_sum = zs.reshape(-1)
 
-    def _end_rounds(self, s: LeastScoreState, g: np.ndarray, declared: bool, res: StepResult) -> None:
+    def end_rounds(self, s: LeastScoreState, g: np.ndarray, declared: bool, res: StepResult) -> None:
         """L8 scoring (or the L10 cap), then L9 elimination / next deal / end of the episode.
 
         Per-player arrays are (P, n) (seat, game), so that numpy's loops run over games."""
@@ -112,7 +122,7 @@ class LeastScoreScoring:
         if go.any():
             gg = g[go]
             nxt = NEXT_SEAT[(s.alive[gg].astype(_I64) << 3) | s.first[gg]]  # the start passes left
-            self._deal(s, gg, nxt.astype(_I64))
+            self.dealing.deal_rows(s, gg, nxt.astype(_I64))
 
     def _finish(self, s: LeastScoreState, g: np.ndarray, winners: np.ndarray, res: StepResult, rewards, fi=None) -> None:
         """The episode ends for games ``g``; ``rewards`` (``"win"``) are paid unless None.

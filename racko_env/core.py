@@ -2,15 +2,19 @@
 
 See ``docs/CONTRACT.md`` for the interface and ``docs/RULES.md`` for the rules (R1–R12);
 :mod:`racko_env.rules` holds the rule options and the decisions taken on ambiguous points.
-:class:`RackoCore` ties together the pieces, one module per concept:
+:class:`RackoCore` is made of parts, one module per concept, that it holds and names:
 
-* :mod:`racko_env.state`: the state layout (:class:`RackoState`), action and phase ids;
-* :mod:`racko_env.tables`: the rack lookup tables (R7, R8, R10);
-* :mod:`racko_env.dealing`: deals (R3) and explicit deals;
-* :mod:`racko_env.turn`: legal actions and the turn (R4–R7, R9);
-* :mod:`racko_env.sampling`: uniformly random legal actions;
-* :mod:`racko_env.scoring`: round and match ends (R8–R12);
-* :mod:`racko_env.observation`: observations and ``obs_view``.
+* ``core.dealing`` (:mod:`racko_env.dealing`): deals (R3) and explicit deals;
+* ``core.turns`` (:mod:`racko_env.turn`): legal actions and the turn (R4–R7, R9);
+* ``core.scoring`` (:mod:`racko_env.scoring`): round and match ends (R8–R12);
+* ``core.observation`` (:mod:`racko_env.observation`, or :mod:`racko_env.infostate` with
+  ``obs="infostate"``): observations and ``obs_view``;
+* ``core.history`` (:mod:`racko_env.infostate`, ``obs="infostate"`` only, else None): the
+  public history each move adds to the state;
+* ``core.sampling`` (:mod:`racko_env.sampling`): uniformly random legal actions.
+
+Its public methods (the ``Core`` protocol of :mod:`deckgym.core`) delegate to them;
+:mod:`racko_env.state` holds the state layout, :mod:`racko_env.tables` the rack lookup tables.
 
 The full state as one flat float32 vector (``state_array``, the PettingZoo env's ``state()``,
 for centralised critics: every card, hidden or not), absolute seats, ``state_slices`` giving
@@ -40,60 +44,150 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import ObsChoice, RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index
+from deckgym.core import RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index, check_obs_option
 from racko_env.dealing import RackoDealing
+from racko_env.infostate import RackoHistory, RackoInfoObservation, check_info_state
 from racko_env.observation import RackoObservation
 from racko_env.rules import RackoRules
 from racko_env.sampling import RackoSampling
 from racko_env.scoring import RackoScoring
-from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,
-                             PLACE_DRAWN, TAKE, RackoState)
+from racko_env.state import ACTION_NAMES, CHOOSE, NUM_ACTIONS, PHASE_NAMES, RackoInfoState, RackoState
 from racko_env.turn import RackoTurns, result_zeros
 
 __all__ = ["RackoCore"]
 
 
-class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservation, RackoSampling,
-                RebuiltWhenUnpickled):
+class RackoCore(RebuiltWhenUnpickled):
     """Batched Rack-O (``docs/CONTRACT.md``). ``episode``: one ``"round"`` or a ``"match"``
     (R12); ``reward``: ``"win"`` (zero-sum at the episode end) or ``"points"`` (the round
     points when a round ends; team points with R11); ``obs``: ``"default"`` (layout v1,
-    :mod:`racko_env.env`) or ``"infostate"`` (perfect recall, :mod:`racko_env.infostate`)."""
+    :mod:`racko_env.env`) or ``"infostate"`` (perfect recall, :mod:`racko_env.infostate`:
+    the states then record the public history)."""
 
     obs_version = 1
-    #: ``"default"`` or ``"infostate"`` (:mod:`racko_env.infostate`: a :class:`RackoInfoCore`)
-    obs = "default"
     _constructor_args = ("rules", "episode", "reward", "obs")
     action_names = ACTION_NAMES
     phase_names = PHASE_NAMES
     num_actions = NUM_ACTIONS
 
-    _infostate_core = "racko_env.infostate:RackoInfoCore"
-
     def __init__(self, rules: RackoRules | None = None, episode: str = "round", reward: str = "win",
                  obs: str = "default") -> None:
-        if obs != self.obs:
-            raise ValueError(f"{type(self).__name__} gives obs={self.obs!r} observations, not {obs!r}")
+        check_obs_option(obs)
         if rules is None:
             rules = RackoRules()
         if not isinstance(rules, RackoRules):
             raise TypeError(f"rules must be a RackoRules, got {type(rules).__name__}")
         check_core_options(episode, reward)
-        self.rules = rules
-        self.episode = episode
-        self.reward = reward
+        self.rules, self.episode, self.reward, self.obs = rules, episode, reward, obs
         self.num_players = rules.num_players
         self.deck_size = int(rules.deck_size)
         self.pile_size = rules.pile_size
+        infostate = obs == "infostate"
 
-        self._init_turn_tables()
-        self._init_scoring_tables()
-        self._init_deal_tables()
-        self._init_observation()
+        self.dealing = RackoDealing(rules, history=infostate)
+        self.scoring = RackoScoring(rules, episode, reward, self.dealing)
+        self.turns = RackoTurns(rules, self.scoring)
+        self.sampling = RackoSampling()
+        default = RackoObservation(rules)
+        self.observation: RackoObservation | RackoInfoObservation = (
+            RackoInfoObservation(rules, default) if infostate else default)
+        self.history = RackoHistory(rules) if infostate else None
+
+        o = self.observation  # its layout, read by every adapter
+        self.obs_size, self.base_obs_size, self.obs_slices = o.obs_size, o.base_obs_size, o.obs_slices
+        self.obs_low, self.obs_high = o.obs_low, o.obs_high
+        if infostate:
+            self.infostate_version = o.infostate_version
+        self._twin: RackoCore | None = None  # infostate_core() / pair_infostate()
         self._init_state_array()
+        # The AEC env calls these once or more per move of one game: bound here, they cost one
+        # call instead of two (the methods of the same names below say what they do).
+        self.legal_action_mask = self.turns.legal_action_mask
+        self.observe = o.observe
+        self.sample_legal = self.sampling.sample_legal
+        if not infostate:
+            self.step = self.turns.step
 
-    def _rows(self, b: int) -> np.ndarray:
-        return self._step_buffers.get(b).rows
+    # -- the Core protocol, delegated to the parts ----------------------------------------------
+    def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> RackoState:
+        """``batch`` (>= 1) freshly dealt games (R3); game ``i`` uses the random stream
+        ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
+        return self.dealing.init(batch, seed, game_ids)
+
+    def reset_where(self, state: RackoState, mask: np.ndarray) -> None:
+        """A fresh episode in place for the games where ``mask`` (a ``(B,)`` bool array),
+        each continuing its own random stream."""
+        self.dealing.reset_where(state, mask)
+
+    def deal(self, seed: int, options: dict) -> RackoState:
+        """One game from an explicit deal (:meth:`racko_env.dealing.RackoDealing.deal`)."""
+        return self.dealing.deal(seed, options)
+
+    def legal_action_mask(self, state: RackoState) -> np.ndarray:  # (bound to turns' at construction)
+        """``(B, 13)`` bool: the legal actions of the player to act in each game (R4), a
+        read-only view: copy it before writing into it."""
+        return self.turns.legal_action_mask(state)
+
+    def check_actions(self, state: RackoState, actions: np.ndarray) -> np.ndarray:
+        """``actions`` as a ``(B,)`` int array if each is legal in its game (R4), else a
+        ValueError naming the rows, their actions, phases and legal actions."""
+        return self.turns.check_actions(state, actions)
+
+    def step(self, state: RackoState, actions: np.ndarray, check: bool = True) -> StepResult:  # (bound, default obs)
+        """Play one action per game, in place (:meth:`racko_env.turn.RackoTurns.step`); with
+        ``obs="infostate"`` the move's public part is recorded first (a refused step records nothing)."""
+        if self.history is None:
+            return self.turns.step(state, actions, check)
+        st = check_info_state(state)
+        if check:
+            actions = self.turns.check_actions(st, actions)
+        self.history.record(st, np.asarray(actions, dtype=np.intp))
+        return self.turns.step(st, actions, check=False)
+
+    def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # (bound at construction)
+        """A uniformly random legal action per row of ``mask``, exactly uniform: ``(B,)`` int64."""
+        return self.sampling.sample_legal(mask, rng)
+
+    def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """``(B, obs_size)`` float32 observations ego-centric for ``seat`` (an int or ``(B,)``
+        ints), of this core's kind (``obs``), into ``out`` if given.  (bound at construction)"""
+        return self.observation.observe(state, seat, out)
+
+    def observe_default(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
+        """The default observation (layout v1), whatever this core's ``obs``."""
+        if self.history is None:
+            return self.observation.observe(state, seat, out)
+        return self.observation.observe_default(state, seat, out)
+
+    def obs_view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named, decoded fields of a batch of observations (an infostate core decodes both layouts)."""
+        return self.observation.obs_view(obs)
+
+    def with_history(self, state: RackoState) -> RackoInfoState:
+        """``state``'s games with an empty public history, for an ``obs="infostate"`` core
+        (:meth:`racko_env.infostate.RackoHistory.with_history`)."""
+        if self.history is None:
+            raise ValueError("with_history needs a core built with obs='infostate' (see infostate_core())")
+        return self.history.with_history(state)
+
+    # -- the information-state twin -------------------------------------------------------------
+    def infostate_core(self) -> "RackoCore":
+        """This core's information-state twin (the same rules and options, ``obs="infostate"``),
+        built once; the core itself if it gives information states."""
+        if self.obs == "infostate":
+            return self
+        if self._twin is None:
+            self._twin = RackoCore(self.rules, self.episode, self.reward, obs="infostate")
+        return self._twin
+
+    def pair_infostate(self, twin: "RackoCore") -> None:
+        """Make ``twin`` (an ``obs="infostate"`` core of the same rules and options) the one
+        :meth:`infostate_core` returns, so that states of one are the states of the other."""
+        if (not isinstance(twin, RackoCore) or twin.obs != "infostate" or self.obs != "default"
+                or (twin.rules, twin.episode, twin.reward) != (self.rules, self.episode, self.reward)):
+            raise ValueError("pair_infostate needs an obs='infostate' RackoCore of the same rules, episode and "
+                             "reward, on a default-observation core")
+        self._twin = twin
 
     def current_player(self, state: RackoState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
@@ -105,7 +199,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
 
     def alive(self, state: RackoState) -> np.ndarray:
         """``(B, P)`` bool, all True: nobody is eliminated in Rack-O (a read-only array)."""
-        return self._step_buffers.get(state.disc_n.shape[0]).alive  # nobody is eliminated in Rack-O (read-only)
+        return self.turns.step_buffers.get(state.disc_n.shape[0]).alive
 
     # -- readable state -----------------------------------------------------------------------
     def racks(self, state: RackoState) -> np.ndarray:
@@ -123,6 +217,9 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
         discard = pl[K - s : K][::-1].tolist()
         hand = int(pl[K - s - 1]) if h else 0
         return draw, discard, hand
+
+    def _empty(self, b: int) -> RackoState:  # (the belief agents build sampled states with it)
+        return self.dealing.empty(b)
 
     def empty_result(self, state: RackoState) -> StepResult:
         """What a step that ended nothing reports for ``state``'s games: zeros and False, but
@@ -149,7 +246,7 @@ class RackoCore(ObsChoice, RackoDealing, RackoTurns, RackoScoring, RackoObservat
     def state_array(self, state: RackoState) -> np.ndarray:
         """``(B, state_size)`` float32: the full state of every game, hidden cards included
         (layout in the module docstring; ``state_slices``). No loop over games."""
-        B, P, N, K = state.disc_n.shape[0], self.num_players, self.deck_size, self.pile_size
+        B, N, K = state.disc_n.shape[0], self.deck_size, self.pile_size
         out = np.zeros((B, self.state_size), np.float32)
         sl, rows, j = self.state_slices, np.arange(B)[:, None], self._pile_j[None, :]
         out[:, sl["racks"]] = np.abs(state.racks.reshape(B, -1).astype(np.float32)) / N

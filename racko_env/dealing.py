@@ -9,13 +9,19 @@ import numpy as np
 
 from deckgym.core import check_init_args, check_row_mask
 from deckgym.rng import make_keys, permutation_keys, random_below, shuffled
-from racko_env.state import CHOOSE, RackoState, empty_state
+from racko_env.rules import RackoRules
+from racko_env.state import CHOOSE, RackoInfoState, RackoState, empty_state, with_history
 
 
 class RackoDealing:
-    """Deals of :class:`racko_env.core.RackoCore` (a mixin)."""
+    """The deals of a :class:`racko_env.core.RackoCore` (R3), a part it holds as ``core.dealing``.
 
-    def _init_deal_tables(self) -> None:
+    ``history``: the states record the public history (an ``obs="infostate"`` core's
+    :class:`~racko_env.state.RackoInfoState`); every deal clears it."""
+
+    def __init__(self, rules: RackoRules, history: bool = False) -> None:
+        self.rules, self.history = rules, history
+        self.num_players, self.deck_size, self.pile_size = rules.num_players, int(rules.deck_size), rules.pile_size
         P, N, K = self.num_players, self.deck_size, self.pile_size
         # -- deal (R3): seat s at offset j = (s - dealer - 1) % P from the dealer's left gets
         # deck[j], deck[j + P], ... into slots 10, 9, ...; the next card is turned up.
@@ -27,10 +33,12 @@ class RackoDealing:
         self._deal_idx = deal_idx.reshape(P, P * 10)
         self._pile_idx = N - 1 - np.arange(K)  # piles[K-1] = deck[10P] (turned up), then draw pile
 
-    def _empty(self, b: int) -> RackoState:
-        return empty_state(b, self.num_players, self.deck_size, self.pile_size)
+    def empty(self, b: int) -> RackoState:
+        """``b`` games of zeros (with an empty history if the states record it)."""
+        st = empty_state(b, self.num_players, self.deck_size, self.pile_size)
+        return with_history(st, self.num_players, self.deck_size) if self.history else st
 
-    def _deal_rows(self, st: RackoState, rows: np.ndarray, dealer: np.ndarray) -> None:
+    def deal_rows(self, st: RackoState, rows: np.ndarray, dealer: np.ndarray) -> None:
         """R3: shuffle and deal a new round in games ``rows`` with the given dealers."""
         n, P, K = len(rows), self.num_players, self.pile_size
         ctr = st.rng_counter[rows]
@@ -47,14 +55,21 @@ class RackoDealing:
         st.turn[rows] = 0
         st.pub[rows] = False
         st.pub[rows[:, None], :, piles[:, K - 1 : K]] = True
+        if isinstance(st, RackoInfoState):  # a new round: nothing of it is public yet
+            st.took[rows] = False
+            st.thrown[rows] = False
+            st.left[rows] = 0
+            st.slot_out[rows] = 0
+            st.slot_turn[rows] = -1
+            st.log[rows] = 0
 
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> RackoState:
         """``batch`` (>= 1) freshly dealt games (R3); game ``i`` uses the random stream
         ``(seed, game_ids[i])`` (default ``game_ids = arange(batch)``), whatever the batch."""
         game_ids = check_init_args(batch, seed, game_ids)
-        st = self._empty(batch)
+        st = self.empty(batch)
         st.rng_key[:] = make_keys(seed, game_ids)
-        self._new_episodes(st, np.arange(batch))
+        self.new_episodes(st, np.arange(batch))
         return st
 
     def reset_where(self, state: RackoState, mask: np.ndarray) -> None:
@@ -62,16 +77,17 @@ class RackoDealing:
         each continuing its own random stream."""
         if not isinstance(state, RackoState):
             raise ValueError(f"state must be a RackoState, got {type(state).__name__}")
-        self._new_episodes(state, np.flatnonzero(check_row_mask(mask, state.disc_n.shape[0])))
+        self.new_episodes(state, np.flatnonzero(check_row_mask(mask, state.disc_n.shape[0])))
 
-    def _new_episodes(self, state: RackoState, rows: np.ndarray) -> None:
+    def new_episodes(self, state: RackoState, rows: np.ndarray) -> None:
+        """A fresh episode (match totals zero, a random first dealer, R3) in games ``rows``."""
         if len(rows) == 0:
             return
         ctr = state.rng_counter[rows]
         dealer = random_below(state.rng_key[rows], ctr, self.num_players)  # R3: first dealer at random
         state.rng_counter[rows] = ctr
         state.scores[rows] = 0
-        self._deal_rows(state, rows, dealer)
+        self.deal_rows(state, rows, dealer)
 
     # -- explicit deals -----------------------------------------------------------------------
     _DEAL_KEYS = ("racks", "draw_pile", "discard_pile", "first_player", "scores")
@@ -148,7 +164,7 @@ class RackoDealing:
         if pile_cards > K:
             raise ValueError(f"draw_pile/discard_pile: {pile_cards} cards listed but only {K} are outside the racks")
 
-        st = self._empty(1)
+        st = self.empty(1)
         check_init_args(1, seed, None)
         st.rng_key[:] = make_keys(int(seed), np.zeros(1, dtype=np.int64))
         ctr = st.rng_counter

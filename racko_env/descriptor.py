@@ -44,5 +44,6 @@ GAME = GameSpec(
     decisions_per_seat=20.0,
     features="racko_env.planning.features",
     invariants="racko_env.invariants",
+    openspiel="deckgym.openspiel.racko",  # above the game (a front end): named by string
     belief="deckgym.agents.racko_belief:RackoBelief",
 )

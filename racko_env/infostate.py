@@ -4,7 +4,7 @@ player with perfect recall knows, as a fixed-size float32 vector, layout version
 It is the default observation (layout v1) followed by the public history of the round, per
 seat in ego order (me first, then the seats after me). The layout (fields, offsets, sizes,
 encodings) is written once, in :mod:`racko_env.env` (section "Information state"), and
-built here by ``_init_observation`` in the same order (a test compares the two).
+built here by :class:`RackoInfoObservation` in the same order (a test compares the two).
 
 ``obs_view`` decodes cards as ints, ``slot_age`` in turns, flags as bools, per-card fields
 as ``(B, P, N+1)`` / ``(B, N+1)`` arrays indexed by card, the log as ``(B, P, L)`` ints.
@@ -12,8 +12,9 @@ With the log, an opponent's rack before each of its logged turns follows from it
 undo the swaps, newest first (the card a swap put in is the card now in that slot, or the
 one a later swap took out). Version 1 lacked the log. Nothing hidden is in it: a card an
 opponent drew is never named (only which slot its swap emptied), the draw-pile order never.
-The history is kept in :class:`racko_env.state.RackoInfoState` and recorded by ``step``
-before each move; every deal (a new episode, the next round of a match) clears it.
+The history is kept in :class:`racko_env.state.RackoInfoState` and recorded by
+:class:`RackoHistory` (the core's ``history`` part) before each move; every deal (a new
+episode, the next round of a match) clears it (:class:`racko_env.dealing.RackoDealing`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import check_out, check_seat
-from racko_env.core import RackoCore
+from racko_env.observation import RackoObservation
+from racko_env.rules import RackoRules
 from racko_env.state import (CHOOSE, DISCARD_DRAWN, LOG_SWAPPED, LOG_THREW, LOG_TOOK, LOG_TURNS, PLACE_DISCARD,
                              PLACE_DRAWN, TAKE, RackoInfoState, RackoState, with_history)
 
-__all__ = ["RackoInfoCore", "INFOSTATE_VERSION", "INFO_FIELDS", "LOG_FIELDS"]
+__all__ = ["RackoInfoObservation", "RackoHistory", "INFOSTATE_VERSION", "INFO_FIELDS", "LOG_FIELDS"]
 
 INFOSTATE_VERSION = 2
 #: the fields of the history block, in order, after the default observation
@@ -35,43 +37,21 @@ INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth"
 _LOG_SCALE = (None, 3, 10, None)
 
 
-class RackoInfoCore(RackoCore):
-    """A :class:`RackoCore` whose ``observe`` gives information states (module docstring).
+def check_info_state(st: object) -> RackoInfoState:
+    """``st`` if it records the history, else a ValueError naming what it is."""
+    if not isinstance(st, RackoInfoState):
+        raise ValueError(f"state must be a RackoInfoState (from this core's init/deal, obs='infostate'), "
+                         f"got {type(st).__name__}")
+    return st
 
-    Built by ``RackoCore(rules, obs="infostate")``. Its states are :class:`RackoInfoState`;
-    ``observe_default`` still gives the default observation (for agents that want it), and
-    ``obs_view`` decodes both layouts (a row of the default size decodes as the default)."""
 
-    obs = "infostate"
-    infostate_version = INFOSTATE_VERSION
+class RackoHistory:
+    """Records the public part of each move into a :class:`RackoInfoState` (module docstring):
+    the ``history`` part of an ``obs="infostate"`` core, called by its ``step`` before the move."""
 
-    def _init_observation(self) -> None:
-        super()._init_observation()
-        P, N, K = self.num_players, self.deck_size, self.pile_size
-        sizes = [("slot_out", 10 * P), ("slot_age", 10 * P), ("took", P * N), ("thrown", P * N), ("left", P * N),
-                 ("discard_depth", N)] + [(name, P * LOG_TURNS) for name in LOG_FIELDS]
-        self.obs_slices = dict(self.obs_slices)
-        off = self.base_obs_size
-        for name, n in sizes:
-            self.obs_slices[name] = slice(off, off + n)
-            off += n
-        self.obs_size = off
-        self.obs_high = np.concatenate([self.obs_high, np.ones(off - self.base_obs_size, np.float32)])
-        self._depth = np.arange(1, K + 1)  # piles[K-s+j] is at depth j+1 (j >= 0)
-
-    # -- states carry the history ------------------------------------------------------------
-    def _empty(self, b: int) -> RackoInfoState:
-        return with_history(super()._empty(b), self.num_players, self.deck_size)
-
-    def _deal_rows(self, st: RackoState, rows: np.ndarray, dealer: np.ndarray) -> None:
-        super()._deal_rows(st, rows, dealer)
-        if isinstance(st, RackoInfoState):
-            st.took[rows] = False
-            st.thrown[rows] = False
-            st.left[rows] = 0
-            st.slot_out[rows] = 0
-            st.slot_turn[rows] = -1
-            st.log[rows] = 0
+    def __init__(self, rules: RackoRules) -> None:
+        self.rules = rules
+        self.num_players, self.deck_size, self.pile_size = rules.num_players, int(rules.deck_size), rules.pile_size
 
     def with_history(self, state: RackoState) -> RackoInfoState:
         """``state``'s games (sharing its arrays) with an empty history: games of a default
@@ -87,21 +67,8 @@ class RackoInfoCore(RackoCore):
                              "build the core with obs='infostate' from the deal")
         return with_history(state, self.num_players, self.deck_size)
 
-    def _check_state(self, st: object) -> RackoInfoState:
-        if not isinstance(st, RackoInfoState):
-            raise ValueError(f"state must be a RackoInfoState (from this core's init/deal, obs='infostate'), "
-                             f"got {type(st).__name__}")
-        return st
-
-    def step(self, state: RackoState, actions: np.ndarray, check: bool = True):
-        """``RackoCore.step``, recording the move's public part first (a refused step records nothing)."""
-        st = self._check_state(state)
-        if check:
-            actions = self.check_actions(st, actions)
-        self._record(st, np.asarray(actions, dtype=np.intp))
-        return super().step(st, actions, check=False)
-
-    def _record(self, st: RackoInfoState, a: np.ndarray) -> None:
+    def record(self, st: RackoInfoState, a: np.ndarray) -> None:
+        """The public part of actions ``a`` (legal, ``(B,)`` intp), before they are played."""
         K = self.pile_size
         rows = np.arange(st.disc_n.shape[0])
         s = st.disc_n.astype(np.intp)
@@ -139,21 +106,46 @@ class RackoInfoCore(RackoCore):
                           slot, np.where(swap, old, hand)], axis=1)
         st.log[r, q, 1:] = st.log[r, q, :-1]
         st.log[r, q, 0] = entry
-    # -- observations ------------------------------------------------------------------------
+
+
+class RackoInfoObservation:
+    """Information-state observations (layout v2, module docstring): the ``observation`` part of
+    an ``obs="infostate"`` core, built on the default one (``base``), which ``observe_default``
+    still gives; ``obs_view`` decodes both layouts (a row of the default size as the default)."""
+
+    obs = "infostate"
+    infostate_version = INFOSTATE_VERSION
+
+    def __init__(self, rules: RackoRules, base: RackoObservation) -> None:
+        self.rules, self.base = rules, base
+        self.num_players, self.deck_size, self.pile_size = rules.num_players, int(rules.deck_size), rules.pile_size
+        P, N, K = self.num_players, self.deck_size, self.pile_size
+        sizes = [("slot_out", 10 * P), ("slot_age", 10 * P), ("took", P * N), ("thrown", P * N), ("left", P * N),
+                 ("discard_depth", N)] + [(name, P * LOG_TURNS) for name in LOG_FIELDS]
+        self.obs_slices = dict(base.obs_slices)
+        off = self.base_obs_size = base.base_obs_size
+        for name, n in sizes:
+            self.obs_slices[name] = slice(off, off + n)
+            off += n
+        self.obs_size = off
+        self.obs_low = base.obs_low
+        self.obs_high = np.concatenate([base.obs_high, np.ones(off - self.base_obs_size, np.float32)])
+        self._depth = np.arange(1, K + 1)  # piles[K-s+j] is at depth j+1 (j >= 0)
+
     def observe_default(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """The default observation (layout v1), as ``RackoCore(rules).observe`` gives it."""
-        return RackoCore.observe(self, state, seat, out)
+        return self.base.observe(state, seat, out)
 
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 information states for ``seat`` (module docstring)."""
-        st = self._check_state(state)
+        st = check_info_state(state)
         b, P, N, K = st.disc_n.shape[0], self.num_players, self.deck_size, self.pile_size
         seat = check_seat(seat, b, P)
         if out is not None:
             check_out(out, b, self.obs_size)
         obs = np.empty((b, self.obs_size), np.float32) if out is None else out
         O = self.base_obs_size
-        obs[:, :O] = RackoCore.observe(self, st, seat if b > 1 else int(np.asarray(seat).reshape(-1)[0]))
+        obs[:, :O] = self.base.observe(st, seat if b > 1 else int(np.asarray(seat).reshape(-1)[0]))
         rows = np.arange(b)[:, None]
         ego = (np.asarray(seat).reshape(-1, 1) + np.arange(P)[None, :]) % P  # (B, P) or (1, P)
         ego = np.broadcast_to(ego, (b, P))
@@ -183,11 +175,11 @@ class RackoInfoCore(RackoCore):
         the history's (module docstring). A batch of the default size decodes as the default."""
         obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
         if obs.ndim == 2 and obs.shape[1] == self.base_obs_size:
-            return super().obs_view(obs)
+            return self.base.obs_view(obs)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             raise ValueError(f"observations must have shape (B, {self.obs_size}) (information states) "
                              f"or (B, {self.base_obs_size}) (default), got {obs.shape}")
-        view = super().obs_view(obs[:, : self.base_obs_size])
+        view = self.base.obs_view(obs[:, : self.base_obs_size])
         b, P, N, K = obs.shape[0], self.num_players, self.deck_size, self.pile_size
         sl = self.obs_slices
 

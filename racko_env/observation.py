@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import SizeCache, check_out, check_seat
+from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, RackoState
 
 _VOID10 = np.dtype((np.void, 10))  # one rack (10 int8 cards) as one item
@@ -60,10 +61,15 @@ class ObsBuffers:
 
 
 class RackoObservation:
-    """Observations of :class:`racko_env.core.RackoCore` (a mixin)."""
+    """The default observations (layout v1) of a :class:`racko_env.core.RackoCore`, a part it
+    holds as ``core.observation`` (:mod:`racko_env.infostate` builds on it for information states)."""
 
-    def _init_observation(self) -> None:
-        rules, P, N, K = self.rules, self.num_players, self.deck_size, self.pile_size
+    obs = "default"
+
+    def __init__(self, rules: RackoRules) -> None:
+        self.rules = rules
+        self.num_players, self.deck_size, self.pile_size = rules.num_players, int(rules.deck_size), rules.pile_size
+        P, N, K = self.num_players, self.deck_size, self.pile_size
         self._obs_buffers = SizeCache(lambda b: ObsBuffers(self, b))
         self._rot = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # ego order of seats
         sizes = [("rack", 10), ("opp_known", 10 * (P - 1)), ("phase", 3), ("to_move", P), ("hand", 1),
@@ -74,7 +80,7 @@ class RackoObservation:
         for name, n in sizes:
             self.obs_slices[name] = slice(off, off + n)
             off += n
-        self.obs_size = self.base_obs_size = off  # (an infostate core appends to obs_size)
+        self.obs_size = self.base_obs_size = off  # (information states append to obs_size)
         scale = np.ones(off, dtype=np.float32)
         high = np.ones(off, dtype=np.float32)
         for name in ("rack", "hand", "discard_top", "opp_known"):

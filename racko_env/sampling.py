@@ -15,7 +15,8 @@ _SAMPLE_TABLE = np.concatenate([lo + np.arange(_SAMPLE_SPAN) % n
 
 
 class RackoSampling:
-    """``sample_legal`` of :class:`racko_env.core.RackoCore` (a mixin)."""
+    """``sample_legal`` of a :class:`racko_env.core.RackoCore`, a part it holds as ``core.sampling``
+    (it needs nothing but the mask's layout)."""
 
     def sample_legal(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per row, exactly uniform: ``(B,)`` int64.

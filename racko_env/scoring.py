@@ -6,20 +6,25 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import StepResult, zero_sum_win_rewards
+from racko_env.dealing import RackoDealing
+from racko_env.rules import RackoRules
 from racko_env.tables import LONGEST_RUN, PREFIX_LEN, rack_codes
 from racko_env.state import RackoState
 
 
 class RackoScoring:
-    """Round and match ends of :class:`racko_env.core.RackoCore` (a mixin)."""
+    """Round and match ends of a :class:`racko_env.core.RackoCore`, a part it holds as
+    ``core.scoring``: ``episode`` and ``reward`` as the core's; ``dealing`` deals a match's
+    next round."""
 
-    def _init_scoring_tables(self) -> None:
-        rules = self.rules
+    def __init__(self, rules: RackoRules, episode: str, reward: str, dealing: RackoDealing) -> None:
+        self.rules, self.episode, self.reward, self.dealing = rules, episode, reward, dealing
+        self.num_players = rules.num_players
         # R10: the run bonus by the length of the longest run (zeros without the variant)
         bonus = np.array([rules.run_bonus(r) for r in range(11)], dtype=np.int64)
         self._bonus_by_run = bonus if rules.run_bonus_active else np.zeros(11, dtype=np.int64)
 
-    def _end_rounds(self, st: RackoState, e: np.ndarray, p: np.ndarray, went: np.ndarray, res: StepResult) -> None:
+    def end_rounds(self, st: RackoState, e: np.ndarray, p: np.ndarray, went: np.ndarray, res: StepResult) -> None:
         """R8–R12 for the games ``e`` whose round just ended (``p``: who played)."""
         P, n = self.num_players, len(e)
         racks = np.abs(st.racks[e].astype(np.int16))
@@ -56,7 +61,7 @@ class RackoScoring:
             ended = e[over]
             nxt = e[~over]
             if len(nxt):  # next round, the deal passes to the left (R3)
-                self._deal_rows(st, nxt, (st.dealer[nxt].astype(np.int64) + 1) % P)
+                self.dealing.deal_rows(st, nxt, (st.dealer[nxt].astype(np.int64) + 1) % P)
         res.winners[ended] = winners
         if self.reward == "win":
             res.rewards[ended] = zero_sum_win_rewards(winners)

@@ -62,9 +62,12 @@ def _rack(cards: list[dict[str, Any]], rack: Sequence[int] | None) -> tuple[list
         return cards, ""
     n = ordered_length(rack)
     found = runs(rack)
+    in_run = [False] * (len(cards) + 2)  # linear in the cards (a replay's rack can be any length)
+    for a, b in found:
+        in_run[a:b + 1] = [True] * (b - a + 1)
     for k, c in enumerate(cards, 1):
         c["ord"] = k <= n
-        c["run"] = any(a <= k <= b for a, b in found)
+        c["run"] = in_run[k]
     words = "all 10 in order" if n == 10 else f"slots 1-{n} in order" if n > 1 else "only slot 1 in order"
     if found:
         words += "; run " + ", ".join(f"{rack[a - 1]}-{rack[b - 1]}" for a, b in found)
@@ -82,8 +85,9 @@ def god_table(state: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
     """Every rack, both piles in order and the card in hand, from ``core.state_dict``."""
     P = len(state["racks"])
     cur = int(state["player"])
-    seats = [_seat(s, labels[s], s == cur, [_card(c, k + 1 in state["known_slots"][s]) for k, c in
-                                            enumerate(state["racks"][s])], state["racks"][s], state["totals"][s])
+    known = [set(state["known_slots"][s]) for s in range(P)]  # a set: linear in the cards, whatever the rack's length
+    seats = [_seat(s, labels[s], s == cur, [_card(c, k + 1 in known[s]) for k, c in enumerate(state["racks"][s])],
+                   state["racks"][s], state["totals"][s])
              for s in range(P)]
     discard = list(reversed(state["discard_pile"]))  # top first
     piles = [{"name": "draw pile", "count": len(state["draw_pile"]), "cards": [_card(c) for c in state["draw_pile"]]},

@@ -4,7 +4,7 @@ and the turn cap (R9), batched and for one game (the AEC env's B = 1 path).
 The batched ``step`` is a few dozen whole-batch array calls: per-code table lookups (code =
 phase * 13 + action) and flat 1-D take/put, no branch per game. ``_step_one`` applies the
 same rules with Python scalars on one game (tests compare both paths step by step); both
-share the tables below, :meth:`RackoTurns._reshuffle` and the round end
+share the tables below, :meth:`RackoTurns.reshuffle` and the round end
 (:mod:`racko_env.scoring`).
 """
 
@@ -16,8 +16,11 @@ import numpy as np
 
 from deckgym.core import SizeCache, StepResult, check_actions, illegal_actions_error
 from deckgym.rng import permutation_keys
+from racko_env.rules import RackoRules
+from racko_env.scoring import RackoScoring
 from racko_env.tables import INCREASING, LONGEST_RUN, rack_codes
-from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PLACE_DISCARD, PLACE_DRAWN, TAKE, RackoState
+from racko_env.state import (ACTION_NAMES, CHOOSE, DISCARD_DRAWN, DRAW, NUM_ACTIONS, PHASE_NAMES, PLACE_DISCARD,
+                             PLACE_DRAWN, TAKE, RackoState)
 
 _ONES64 = np.uint64(0x0101010101010101)  # ten bool bytes all True, read as uint64 + uint16
 _ONES16 = np.uint16(0x0101)
@@ -66,12 +69,17 @@ class StepBuffers:
 
 
 class RackoTurns:
-    """The turn rules of :class:`racko_env.core.RackoCore` (a mixin: uses its ``rules``,
-    sizes and ``_end_rounds``)."""
+    """The turn rules of a :class:`racko_env.core.RackoCore`, a part it holds as ``core.turns``:
+    legal actions and ``step``; a round that ends goes to ``scoring``."""
 
-    def _init_turn_tables(self) -> None:
+    action_names = ACTION_NAMES  # (named in the errors of check_actions)
+    phase_names = PHASE_NAMES
+
+    def __init__(self, rules: RackoRules, scoring: RackoScoring) -> None:
+        self.rules, self.scoring = rules, scoring
+        self.num_players, self.deck_size, self.pile_size = rules.num_players, int(rules.deck_size), rules.pile_size
         P = self.num_players
-        self._step_buffers = SizeCache(lambda b: StepBuffers(self.num_players, self.deck_size, self.pile_size, b))
+        self.step_buffers = SizeCache(lambda b: StepBuffers(self.num_players, self.deck_size, self.pile_size, b))
         # -- action tables, indexed by phase * 13 + action --------------------------------
         codes = np.arange(3 * NUM_ACTIONS)
         ph, a = codes // NUM_ACTIONS, codes % NUM_ACTIONS
@@ -110,7 +118,7 @@ class RackoTurns:
         self._win = INCREASING & (LONGEST_RUN >= self.rules.min_run_to_win)
         self._need_run = self.rules.min_run_to_win > 1
 
-    def _reshuffle(self, st: RackoState, rows: np.ndarray) -> None:
+    def reshuffle(self, st: RackoState, rows: np.ndarray) -> None:
         """R6: the draw pile is empty (``s = K``): all discards but the top form the draw pile."""
         K = self.pile_size
         old = st.piles[rows, :K]
@@ -158,10 +166,7 @@ class RackoTurns:
         any action is out of range, of the wrong shape or dtype, or illegal in its game
         (rules: ``docs/RULES.md``). Loops that already sample from ``legal_action_mask`` may
         pass ``check=False`` to skip it; an illegal action is then undefined behaviour."""
-        # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat
-        # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
         st = state
-        K = self.pile_size
         if check and not isinstance(st, RackoState):
             self.check_actions(st, actions)  # raises, naming the problem
         if st.disc_n.shape[0] == 1:
@@ -176,9 +181,16 @@ class RackoTurns:
             else:
                 a = int(np.asarray(actions).reshape(-1)[0])
             return self._step_one(st, a)
+        return self.step_batch(st, actions, check)
+
+    def step_batch(self, st: RackoState, actions: np.ndarray, check: bool = True) -> StepResult:
+        """``step`` by whole-batch array calls, for any ``B`` (``step`` gives ``B = 1`` to ``_step_one``)."""
+        # Hot path: a few dozen whole-batch array calls, table lookups by ``code`` and flat
+        # 1-D take/put (several times faster than 2-D fancy indexing); no branch per game.
+        K = self.pile_size
         if check:
             actions = check_actions(actions, st.disc_n.shape[0], NUM_ACTIONS)
-        c = self._step_buffers.get(st.disc_n.shape[0])
+        c = self.step_buffers.get(st.disc_n.shape[0])
         code = st.phase * NUM_ACTIONS + actions
         if check and not self._legal_code.take(code).all():
             self.check_actions(st, actions)  # raises, naming the rows (nothing was changed yet)
@@ -186,7 +198,7 @@ class RackoTurns:
         if np.count_nonzero(empty):
             need = self._t_draw.take(code) & empty  # R6: reshuffle when drawing from it
             if np.count_nonzero(need):
-                self._reshuffle(st, np.flatnonzero(need))
+                self.reshuffle(st, np.flatnonzero(need))
         # Per-code table lookups, each into its own contiguous array (strided record fields
         # or int->bool casts in a fancy assignment cost 3-5x more).
         # One pile index serves every phase: the draw-pile top (draw), the discard top
@@ -242,20 +254,22 @@ class RackoTurns:
         b, P = end.shape[0], self.num_players
         res = result_zeros(b, P)
         res.round_over = end
-        self._end_rounds(st, np.flatnonzero(end), p, went, res)
+        self.scoring.end_rounds(st, np.flatnonzero(end), p, went, res)
         return res
 
     def _step_one(self, st: RackoState, a: int) -> StepResult:
         """``step`` for a batch of one game (the AEC env) with Python scalars: the same rules,
-        the same state (tests compare it with the batched path step by step), a tenth of the
-        numpy calls."""
+        the same state (``tests/test_racko_fastpath.py`` compares it with ``step_batch`` step by
+        step), a tenth of the numpy calls. Why it exists: the AEC env plays 1.90× as many
+        steps per second with it as with ``step_batch`` at B = 1 (core+obs at B = 1: 1.88×;
+        ``benchmarks/core_ab.py``, BENCHMARKS.md)."""
         K, P = self.pile_size, self.num_players
-        c = self._step_buffers.get(1)
+        c = self.step_buffers.get(1)
         ph, p, s = int(st.phase[0]), int(st.player[0]), int(st.disc_n[0])
         if ph == CHOOSE:
             if a == DRAW:
                 if s == K:  # R6: the draw pile is empty
-                    self._reshuffle(st, c.rows)
+                    self.reshuffle(st, c.rows)
                 st.phase[0] = PLACE_DRAWN
             else:  # TAKE: the discard top leaves the discard pile (seen already)
                 st.pub[0, 1, st.piles[0, K - s]] = False
@@ -286,6 +300,6 @@ class RackoTurns:
             return c.nothing
         res = result_zeros(1, P)
         res.round_over[0] = True
-        self._end_rounds(st, c.rows, np.array([p]), np.array([went]), res)
+        self.scoring.end_rounds(st, c.rows, np.array([p]), np.array([went]), res)
         return res
 

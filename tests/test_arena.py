@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from deckgym.registration import GAMES as REGISTERED  # every game: a new one joins these tests by registering
 
 from deckgym.cli import main as cli
 from deckgym.evaluation.arena import evaluate, save_chart
@@ -240,7 +241,7 @@ def test_cli_rules_prints_every_field(capsys):
     assert "elimination_score" in out and "= 50" in out and "sequence_lengths" in out
 
 
-@pytest.mark.parametrize("name", ["racko", "leastscore"])
+@pytest.mark.parametrize("name", sorted(REGISTERED))
 def test_cli_rules_describes_every_field_and_the_bounds_are_the_checked_ones(capsys, name):
     from deckgym.registration import game
     from deckgym.rules import rule_docs
@@ -268,7 +269,7 @@ def test_cli_bench_runs_and_writes_json(tmp_path, capsys):
     assert "features v1 B=128" not in d["agent_steps_per_second"]  # only with --features
 
 
-@pytest.mark.parametrize("game", ["racko", "leastscore"])
+@pytest.mark.parametrize("game", sorted(n for n, e in REGISTERED.items() if e.spec.features is not None))
 def test_cli_bench_features_times_every_supported_version(tmp_path, game):
     from deckgym.registration import game as game_entry
 

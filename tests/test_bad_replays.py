@@ -40,7 +40,7 @@ def with_line(good, k, **changes):
 # each bad file: its content (from the good replay's lines) and what its one line must say
 BAD = {
     "game_list": (lambda g: with_header(g, game=["racko"]), "header field 'game' must be a string, got list"),
-    "deep": (lambda g: text([g[0], "[" * 100_000 + "]" * 100_000]), "line 2: not JSON a replay holds (RecursionError)"),
+    "deep": (lambda g: text([g[0], "[" * 100_000 + "]" * 100_000]), "line 2: nested too deeply"),
     "deep_object": (lambda g: text([g[0], json.dumps({"type": "round", "x": [[[[[[[[[[[[[[1]]]]]]]]]]]]]]})]),
                     "line 2: nested deeper than a replay line"),
     "long_seed": (lambda g: text([json.dumps({**g[0], "seed": 0}).replace('"seed": 0', '"seed": ' + "7" * 5000)] + g[1:]),

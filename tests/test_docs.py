@@ -108,6 +108,8 @@ def test_user_documents_hold_current_figures_not_lab_notes(doc):
     text = (ROOT / doc).read_text(encoding="utf-8")
     assert not re.search(r"`[0-9a-f]{7,40}`|\bcommits? [0-9a-f]{7}\b", text), f"{doc} cites a commit"
     assert not re.search(r"^\| *(code|before|goal|target) *\|", text, re.M | re.I), f"{doc} has a before/after or goal table"
+    # a reader can take it in: the front door under 300 lines, the records under 400 (history: docs/notes/)
+    assert len(text.splitlines()) < {"README.md": 300, "EVALUATION.md": 400, "BENCHMARKS.md": 400}[doc], doc
     if doc == "BENCHMARKS.md":
         assert len(text.splitlines()) <= 250
     else:  # strength is reported as measured, not against goals that were set for it
@@ -118,9 +120,10 @@ MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
 @pytest.mark.parametrize(
-    "doc", ["README.md", "EVALUATION.md", "BENCHMARKS.md", "docs/RULES.md", "docs/CONTRACT.md"]
+    "doc", ["README.md", "EVALUATION.md", "BENCHMARKS.md", "SECURITY.md"]
+    + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
     + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models").glob("*.md"))
-    + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "notes").glob("*.md")),
+    ,
 )
 def test_relative_links_resolve(doc):
     path = ROOT / doc

@@ -1,7 +1,7 @@
-"""The learner views share one engine and one set of options (docs/FRONTENDS.md).
+"""The learner views share one engine and one set of options (docs/frontends/defaults.md).
 
 Each view is built with no keywords and its options compared with ``LearnerOptions()``; the
-table of framework differences in docs/FRONTENDS.md is read and checked against the code; the
+table of framework differences in docs/frontends/defaults.md is read and checked against the code; the
 renamed keywords warn and still work.
 """
 
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def frontends_table() -> dict[str, dict[str, str]]:
-    """docs/FRONTENDS.md's table of differences: setting -> view -> value."""
-    text = (ROOT / "docs" / "FRONTENDS.md").read_text()
+    """docs/frontends/defaults.md's table of differences: setting -> view -> value."""
+    text = (ROOT / "docs" / "frontends" / "defaults.md").read_text()
     body = text.split("<!-- frontends-table -->", 1)[1].split("<!-- /frontends-table -->", 1)[0]
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in body.strip().splitlines()]
     head = rows[0]

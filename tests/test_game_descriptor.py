@@ -21,10 +21,12 @@ from deckgym.registration import GAMES
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ("deckgym", "evaluation", "training")
 REGISTRATION = ROOT / "deckgym" / "registration.py"
-#: OpenSpiel's form of each game: one plain module per game, the readable one-game statement of
-#: its rules that OpenSpiel users load as python_racko / python_leastscore; the adapter's shared
-#: modules (common, bots, agent) reach the games only through the registration list
-OPENSPIEL_GAMES = (ROOT / "deckgym" / "openspiel" / "racko.py", ROOT / "deckgym" / "openspiel" / "leastscore.py")
+#: OpenSpiel's form of each game, as its descriptor names it (``GameSpec.openspiel``): one plain
+#: module per game, the readable one-game statement of its rules that OpenSpiel users load as
+#: python_<game>; the adapter's shared modules (common, bots, agent) reach the games only
+#: through the registration list
+OPENSPIEL_GAMES = tuple(ROOT / (e.spec.openspiel.replace(".", "/") + ".py") for e in GAMES.values()
+                        if e.spec.openspiel is not None)
 NAMES = tuple(GAMES)
 PACKAGES = tuple(e.module for e in GAMES.values())
 
@@ -122,7 +124,7 @@ def _module_table() -> dict[str, dict[str, bool]]:
     return table
 
 
-@pytest.mark.parametrize("package, column", [("racko_env", "Rack-O"), ("leastscore_env", "Least Score")])
+@pytest.mark.parametrize("package, column", [(e.module, e.spec.title) for e in GAMES.values()])
 def test_the_contract_table_lists_every_module_of_each_game(package: str, column: str) -> None:
     table = _module_table()
     assert len(table) > 20
@@ -132,7 +134,7 @@ def test_the_contract_table_lists_every_module_of_each_game(package: str, column
 
 
 def test_game_specific_agent_modules_say_their_game() -> None:
-    prefixes = {"racko_env": "racko_", "leastscore_env": "leastscore_"}
+    prefixes = {e.module: e.name + "_" for e in GAMES.values()}
     for path in sorted((ROOT / "agents").glob("*.py")):
         games = {g for g in prefixes for m in ast.walk(ast.parse(path.read_text()))
                  if isinstance(m, (ast.Import, ast.ImportFrom))

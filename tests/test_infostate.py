@@ -10,7 +10,7 @@ import pytest
 
 from deckgym.playout import play_out
 from racko_env.core import RackoCore
-from racko_env.infostate import RackoInfoCore
+from racko_env.infostate import RackoHistory, RackoInfoObservation
 from racko_env.rules import RackoRules
 from racko_env.state import CHOOSE, DISCARD_DRAWN, DRAW, PLACE_DRAWN, TAKE, RackoInfoState
 
@@ -67,7 +67,8 @@ def test_no_leak_hidden_cards_permuted(kw: dict) -> None:
 def test_prefix_is_default_observation_and_batch_matches_one(kw: dict) -> None:
     rules = RackoRules(**kw)
     core, plain = RackoCore(rules, obs="infostate"), RackoCore(rules)
-    assert isinstance(core, RackoInfoCore) and core.base_obs_size == plain.obs_size
+    assert isinstance(core.observation, RackoInfoObservation) and isinstance(core.history, RackoHistory)
+    assert plain.history is None and core.base_obs_size == plain.obs_size
     st = _played(core, 5, 57, seed=2)
     seats = np.arange(5) % core.num_players
     obs = core.observe(st, seats)
@@ -160,7 +161,7 @@ def test_refused_step_records_nothing_and_bad_input() -> None:
 def test_pickle_and_default_core_unchanged() -> None:
     core = RackoCore(RackoRules(num_players=3), obs="infostate")
     again = pickle.loads(pickle.dumps(core))
-    assert isinstance(again, RackoInfoCore) and again.obs_size == core.obs_size
+    assert again.obs == "infostate" and isinstance(again.observation, RackoInfoObservation) and again.obs_size == core.obs_size
     plain = RackoCore(RackoRules())
     assert type(plain) is RackoCore and plain.obs == "default" and plain.obs_size == 112
     assert type(plain.init(2, 0)).__name__ == "RackoState"
@@ -212,11 +213,12 @@ def _ls_played(core, b: int, steps: int, seed: int):
 def test_leastscore_no_leak_and_default_prefix(kw: dict) -> None:
     from leastscore_env.invariants import hidden_shuffle as leastscore_hidden_shuffle
     from leastscore_env import LeastScoreCore, LeastScoreRules
-    from leastscore_env.infostate import LeastScoreInfoCore
+    from leastscore_env.infostate import LeastScoreHistory, LeastScoreInfoObservation
 
     rules = LeastScoreRules(**kw)
     core, plain = LeastScoreCore(rules, obs="infostate"), LeastScoreCore(rules)
-    assert isinstance(core, LeastScoreInfoCore) and core.base_obs_size == plain.obs_size
+    assert isinstance(core.observation, LeastScoreInfoObservation) and isinstance(core.history, LeastScoreHistory)
+    assert plain.history is None and core.base_obs_size == plain.obs_size
     rng = np.random.default_rng(3)
     moved = 0
     for steps in (0, 5, 17, 40):
@@ -272,7 +274,7 @@ def test_leastscore_history_cleared_by_a_new_deal() -> None:
 def test_aec_env_and_positional_obs() -> None:
     import racko_env
 
-    assert isinstance(RackoCore(RackoRules(), "round", "win", "infostate"), RackoInfoCore)
+    assert isinstance(RackoCore(RackoRules(), "round", "win", "infostate").observation, RackoInfoObservation)
     env = racko_env.env(obs="infostate", num_players=3)
     env.reset(seed=4)
     for _ in range(40):

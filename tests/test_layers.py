@@ -1,7 +1,7 @@
 """The import direction of the layers, checked on the source (AST) of every module.
 
 The ground (``deckgym.core``, ``rng``, ``rules``, ``checks``, ``kernels``, ``descriptor``,
-``terminal``: the core contract and what every game builds on) imports nothing of the
+``terminal``, ``plugins``: the core contract and what every game builds on) imports nothing of the
 repository above it -> games (``racko_env``, ``leastscore_env``) and the shared adapter
 (``deckgym``: the AEC adapter, play-out loop, replays, registration) -> ``agents`` -> the front
 ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, ``deckgym.torchrl``, the viewer) ->
@@ -9,7 +9,8 @@ ends that build agents from specs (``deckgym.vector_env``, ``deckgym.gym_env``, 
 import ``agents``, the front ends, ``evaluation`` or ``training``; the adapter never imports
 ``agents`` or a front end; the front ends never import ``evaluation`` or ``training``; ``agents``
 never imports a front end, ``evaluation`` or ``training``; ``evaluation`` never imports
-``training``. Nothing imports the CLI but ``python -m deckgym`` (``deckgym/__main__.py``). The
+``training``. Nothing imports the CLI but ``python -m deckgym`` (``deckgym/__main__.py``); the
+conformance kit ``deckgym.testing`` sits beside the CLI on top (no package imports it). The
 speed tools in ``benchmarks`` and the analyses in ``experiments`` sit on top of everything and are
 imported by no package (what the CLI's ``deckgym bench`` / ``soak`` run lives in
 ``deckgym.evaluation``). Lazy imports inside functions count as imports.
@@ -27,16 +28,24 @@ from typing import Callable
 
 import pytest
 
+from deckgym.registration import GAMES as REGISTERED
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("racko_env", "leastscore_env", "deckgym", "agents", "evaluation", "training", "benchmarks", "experiments")
-GAMES = ("racko_env", "leastscore_env")
+#: the game packages, as registered (a new game joins the layer rules by its registration line)
+GAMES = tuple(e.module for e in REGISTERED.values())
+PACKAGES = (*GAMES, "deckgym", "agents", "evaluation", "training", "benchmarks", "experiments")
+#: the games whose planners live in a ``planning`` subpackage (its kernels and shared constants)
+PLANNED = tuple(g for g in GAMES if (ROOT / g / "planning").is_dir())
 #: what each library layer may not import (the games and deckgym have their own rules below)
 FORBIDDEN = {"agents": ("evaluation", "training"), "evaluation": ("training",)}
 TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
+#: the conformance kit (``deckgym.testing.check_game``) drives every front end, the arena and the
+#: training, like the CLI: it sits on top (it may import all but the CLI) and no package imports it
+TOP = ("deckgym.testing",)
 #: the core contract and what every game builds on: imports no other repository module
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
-          "deckgym.terminal")
+          "deckgym.terminal", "deckgym.plugins")
 #: the OpenSpiel adapter turns agent specs into pyspiel bots and resamples through the agents'
 #: belief samplers: a front end too (never evaluation or training)
 OPENSPIEL_ADAPTER = "deckgym.openspiel"
@@ -115,6 +124,10 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
                 bad.append(f"ground module {name} imports {mod}")
         elif (mod == "deckgym.cli" or mod.startswith("deckgym.cli.")) and name not in ENTRY_POINTS:
             bad.append(f"{name} imports the CLI ({mod})")
+        elif _within(mod, TOP) and top(name) not in TOOLS:
+            bad.append(f"{name} imports the conformance kit ({mod})")
+        elif _within(name, TOP):
+            continue
         elif top(mod) in TOOLS and layer != top(mod):
             bad.append(f"{name} imports {mod}")
         elif layer in GAMES and (top(mod) in ("agents", "evaluation", "training") or _within(mod, FRONT_ENDS)):
@@ -176,6 +189,8 @@ def test_import_direction():
         ("racko_env/sub/x.py", "from deckgym import training", "game module racko_env.sub.x imports deckgym.training"),
         ("training/x.py", "from experiments.fit_dp_stats import tally", "deckgym.training.x imports experiments"),
         ("experiments/x.py", "from deckgym.cli import main", "experiments.x imports the CLI"),
+        ("deckgym/testing.py", "from deckgym.cli import main", "deckgym.testing imports the CLI"),
+        ("evaluation/x.py", "def f():\n    from deckgym.testing import check_game", "deckgym.evaluation.x imports the conformance kit"),
     ],
 )
 def test_checker_catches(tmp_path, where, source, expected):
@@ -199,6 +214,7 @@ def test_checker_catches(tmp_path, where, source, expected):
         ("deckgym/__main__.py", "from deckgym.cli import main"),
         ("training/x.py", "from deckgym.agents.ppo import PPOAgent\nimport deckgym.registration"),
         ("experiments/x.py", "from deckgym.evaluation.arena import evaluate\nfrom deckgym.agents.registry import make_agent"),
+        ("deckgym/testing.py", "from deckgym.training import train\nfrom deckgym.evaluation.arena import evaluate"),
     ],
 )
 def test_checker_allows(tmp_path, where, source):
@@ -215,14 +231,14 @@ def _kernel_cycles(game: str) -> list[list[str]]:
     return import_circles(only=planner_or_kernel)
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", PLANNED)
 def test_planner_and_kernels_import_no_circle(game):
     # the numpy planner loads its kernels on first use; a kernel never imports the planner back
     # (what they share lives in ``plan_constants``, which imports nothing)
     assert not _kernel_cycles(game), _kernel_cycles(game)
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", PLANNED)
 def test_the_planners_shared_constants_import_nothing(game):
     # nothing of the repository, numpy or numba: the planner and every kernel can import them
     assert imported_modules(ROOT / game / "planning" / "plan_constants.py") <= {"collections", "collections.namedtuple"}

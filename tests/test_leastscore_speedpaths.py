@@ -43,7 +43,7 @@ def test_batched_observe_matches_the_one_game_path_row_by_row(players):
         obs = core.observe(s, seat)
         for b in range(0, B, 7):
             e = int(np.broadcast_to(seat, (B,))[b])
-            one = core._observe_one(s.take(np.array([b])), e)
+            one = core.observation._observe_one(s.take(np.array([b])), e)
             np.testing.assert_array_equal(obs[b].view(np.uint32), one[0].view(np.uint32), err_msg=f"game {b}")
 
 

@@ -3,7 +3,7 @@
 Each test plays episodes of one rules variant on the core (explicit deals, ``obs="infostate"``)
 and on ``python_racko`` / ``python_leastscore`` with the same chance outcomes, comparing at
 every step the legal actions, both observations of every seat, rewards, terminations,
-truncations and the round and match points (:mod:`tests.oracles.openspiel_pairs`). Random
+truncations and the round and match points (:mod:`deckgym.openspiel.oracle`). Random
 and heuristic players, every rules field, round and match episodes, both rewards. The CI run
 plays 242 episodes (32,661 decisions compared, about 17 s of CPU); ``DECKGYM_OPENSPIEL_SOAK=N``
 plays N per test case instead, 62 N episodes (N = 50: 3,100 episodes in 5 minutes; N = 200:
@@ -28,7 +28,7 @@ from leastscore_env.state import DECLARE  # noqa: E402
 from leastscore_env.rules import LeastScoreRules  # noqa: E402
 from racko_env.core import RackoCore  # noqa: E402
 from racko_env.rules import RackoRules  # noqa: E402
-from tests.oracles.openspiel_pairs import agent_policy, play_pair, random_policy  # noqa: E402
+from deckgym.openspiel.oracle import agent_policy, play_pair, random_policy  # noqa: E402
 
 SOAK = int(os.environ.get("DECKGYM_OPENSPIEL_SOAK", "0"))
 

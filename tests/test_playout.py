@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from deckgym.registration import GAMES as REGISTERED  # every game: a new one joins these tests by registering
 
 from deckgym.playout import act_by_owner, play_out
 from tests.conftest import make_core
@@ -46,7 +47,7 @@ def trajectories(turns, batch):
     return out
 
 
-@pytest.mark.parametrize("name", ["racko", "leastscore"])
+@pytest.mark.parametrize("name", sorted(REGISTERED))
 def test_plays_every_game_to_its_end_one_call_per_agent_per_step(name):
     core = make_core(name)
     B, P = 40, core.num_players

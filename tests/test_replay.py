@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from deckgym.registration import GAMES as REGISTERED  # every game: a new one joins these tests by registering
 
 from deckgym.agents.random_agent import RandomAgent
 from deckgym.playout import play_out
@@ -205,7 +206,7 @@ def test_missing_file_is_one_clear_error(tmp_path):
         load(tmp_path / "nope.jsonl")
 
 
-@pytest.mark.parametrize("game", ["racko", "leastscore"])
+@pytest.mark.parametrize("game", sorted(REGISTERED))
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_batched_steps_keep_every_state_field_s_dtype(game, players):
     """A replay compares raw bytes, so a field must not widen as the batch is stepped (as Rack-O's seat

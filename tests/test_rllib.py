@@ -393,7 +393,8 @@ def test_two_iterations_write_a_model_that_plays_in_the_arena(trained, game):
     cfg = json.load(open(os.path.join(s["run_dir"], "config.json")))
     assert meta["game"] == game and meta["features"] == cfg["features_version"] is not None
     assert meta["engine"] == "rllib" and meta["train_config"]["train_batch"] == 128
-    assert cfg["command"].startswith(f"deckgym train {game} --engine rllib --players 2 --total-steps 256")
+    assert cfg["command"].startswith(f"deckgym train {game} --engine rllib --players 2 ")
+    assert " --total-steps 256 " in cfg["command"]
     lines = [json.loads(x) for x in open(os.path.join(s["run_dir"], "progress.jsonl"))]
     assert [x["iteration"] for x in lines] == [1, 2]
     # the episodes' win rate, from the env's `won` info through RLlib's results

@@ -168,7 +168,7 @@ def _handler_threads():
 
 def test_half_sent_requests_hold_no_more_than_the_thread_cap(tmp_path, capfd):
     app = WebPlayApp(game="racko", vs=["racko:bucket"], seed=3, replays=str(tmp_path))
-    srv = start(app, max_threads=4, timeout=60)
+    srv = start(app, max_threads=4, max_connections=4, timeout=60)
     socks = []
     try:
         for _ in range(100):

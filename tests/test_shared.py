@@ -101,7 +101,7 @@ def test_unknown_game_lists_the_valid_ones():
     assert set(GAMES) == {"racko", "leastscore"}
 
 
-@pytest.mark.parametrize("game_name", ["racko", "leastscore"])
+@pytest.mark.parametrize("game_name", sorted(GAMES))
 def test_cores_reject_unknown_episode_and_reward(game_name):
     entry = game(game_name)
     with pytest.raises(ValueError, match="episode"):
@@ -131,7 +131,7 @@ def test_size_cache_keeps_the_sizes_used_last():
     assert len(c) == 3 and c.get(2) == [2] and made == [1, 2, 3, 4, 2]
 
 
-@pytest.mark.parametrize("game", ["racko", "leastscore"])
+@pytest.mark.parametrize("game", sorted(GAMES))
 def test_cores_keep_buffers_for_few_batch_sizes(game):
     """Batches that shrink as games end meet a new size at each step; the cores' per-size
     buffers stay bounded instead of one set for every size ever seen."""

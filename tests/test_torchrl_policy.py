@@ -69,8 +69,8 @@ def test_a_saved_policy_plays_in_the_arena_and_in_the_pool(tmp_path):
 def test_a_short_training_run(tmp_path):
     """The example end to end on tiny settings: it trains, evaluates in the arena (the untrained
     policy first), keeps the best checkpoint in the safe format and writes its config and log."""
-    cfg = Config(num_envs=8, n_steps=8, minibatch=32, epochs=1, max_minutes=0.05, eval_every_frames=256,
-                 snapshot_every_frames=128, eval_deals=4, final_deals=6, runs=str(tmp_path), run_name="smoke",
+    cfg = Config(num_envs=8, n_steps=8, batch_size=32, epochs=1, max_minutes=0.05, eval_every=256,
+                 snapshot_every=128, eval_deals=4, final_deals=6, runs=str(tmp_path), run_name="smoke",
                  verbose=False)
     summary = train(cfg)
     run = tmp_path / "smoke"
@@ -81,16 +81,16 @@ def test_a_short_training_run(tmp_path):
     assert meta["engine"] == "torchrl" and meta["config"]["num_envs"] == 8 and meta["arch"]["pi"] == [128, 128]
     assert "vf.out.weight" in tensors
     assert any("evaluation" in json.loads(line) for line in (run / "log.jsonl").read_text().splitlines())
-    assert parse_args(["--pi", "64,32", "--opponents", "random", "--opponent-weights", "1", "--features", "false"]) \
-        == Config(pi=(64, 32), opponents=("random",), opponent_weights=(1.0,), features=False)
+    assert parse_args(["--net", "64,32", "--opponents", "random=1", "--no-features", "--game", "leastscore"]) \
+        == Config(net="64,32", opponents="random=1", features=False, game="leastscore")
 
 
 def test_a_seeded_training_run_is_the_same_bit_for_bit(tmp_path):
     """Snapshots and evaluations are scheduled in learner decisions, so a seed gives the same
     networks, losses and evaluations (only the wall-clock fields differ)."""
     def run(name, seed=3):
-        cfg = Config(num_envs=8, n_steps=8, minibatch=32, epochs=2, total_frames=640, max_minutes=60.0,
-                     eval_every_frames=320, snapshot_every_frames=192, eval_deals=2, final_deals=0, seed=seed,
+        cfg = Config(num_envs=8, n_steps=8, batch_size=32, epochs=2, total_steps=640, max_minutes=60.0,
+                     eval_every=320, snapshot_every=192, eval_deals=2, final_deals=0, seed=seed,
                      runs=str(tmp_path), run_name=name, log_every=1, verbose=False)
         train(cfg)
         tensors, _ = load_policy(str(tmp_path / name / "latest.safetensors"))

@@ -154,7 +154,7 @@ def test_rllib_trains_against_the_pool_with_shaping_by_default(tmp_path):
                                                                                 *extra]))
         return (validate_rllib if engine == "rllib" else validate)(args)
 
-    assert plan().pool == parse_pool(game("racko").spec.train_opponents)
+    assert plan().pool == parse_pool(game("racko").descriptor.train_opponents)
     assert plan("--opponents", "self").pool == []
     with pytest.raises(ValueError, match="--opponents self: self-play is the RLlib engine's"):
         plan("--opponents", "self", engine="sb3")

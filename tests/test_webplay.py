@@ -40,7 +40,7 @@ def call(url, body=None, raw=None):
 
 
 @pytest.mark.parametrize("raw, status, message", [
-    (b"{not json", 400, "malformed request: the body is not JSON"),
+    (b"{not json", 400, "malformed request: the body: not JSON"),
     (b"[1]", 400, 'malformed request: send {"action": A}'),
     (b"{}", 400, 'malformed request: send {"action": A}'),
     (b'{"action": "1"}', 400, "action must be an integer, got '1'"),

@@ -75,7 +75,8 @@ def wheel(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for name in ("deckgym", "racko_env", "leastscore_env", "agents", "training", "evaluation"):
-        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # symlinks=True: deckgym/agents, /training and /evaluation stay links to the root folders
+        shutil.copytree(ROOT / name, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, src])
     (whl,) = out.glob("deckgym-*.whl")
@@ -88,9 +89,11 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
     root = tmp_path_factory.mktemp("fresh")
     deps = root / "deps"
     deps.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+    # every site-packages this interpreter sees (a .pth may chain another venv's), the first one's name wins
+    sites = dict.fromkeys([sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))])
+    for entry in (e for site in sites if os.path.isdir(site) for e in sorted(Path(site).iterdir())):
         own = entry.name.startswith(("__editable__", "deckgym")) or entry.name in OURS or entry.suffix == ".pth"
-        if not own:
+        if not own and not (deps / entry.name).exists():
             (deps / entry.name).symlink_to(entry)
     venv.create(root / "venv", with_pip=False)
     python = root / "venv" / "bin" / "python"
@@ -117,6 +120,8 @@ def test_the_wheel_holds_three_top_level_names_and_each_module_once(wheel) -> No
                      "racko_env/descriptor.py", "leastscore_env/descriptor.py"):
         assert expected in modules
     assert not [f for f in files if f.startswith(("deckgym/benchmarks", "deckgym/tests", "deckgym/experiments"))]
+    # PEP 561: the markers that make type checkers read our annotations (each covers its subpackages)
+    assert {f"{top}/py.typed" for top in OURS} <= set(files)
 
 
 def test_installed_names_from_a_project_with_its_own_packages(installed) -> None:
@@ -153,6 +158,7 @@ def test_from_the_checkout_only_the_three_names(tmp_path) -> None:
     probe = ("import importlib.util as u, deckgym.agents.registry as r; "
              "s = [u.find_spec(n) for n in ('agents', 'training', 'evaluation', 'benchmarks')]; "
              "print([str(p) for x in s if x for p in [x.origin, *(x.submodule_search_locations or [])] if p "
-             f"and str(p).startswith({str(ROOT)!r}) and 'site-packages' not in str(p)], r.__file__)")
-    out = _run([sys.executable, "-c", probe], cwd=tmp_path, env=env).stdout
+             f"and str(p).startswith({str(ROOT)!r}) and 'site-packages' not in str(p)], os.path.realpath(r.__file__))")
+    out = _run([sys.executable, "-c", "import os; " + probe], cwd=tmp_path, env=env).stdout
+    # the strict editable install imports it through its tree of links (build/__editable__.*): the file is ours
     assert out.startswith("[]") and str(ROOT / "agents" / "registry.py") in out, out

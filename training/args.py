@@ -20,7 +20,7 @@ from typing import Any
 
 from deckgym.checks import check_output_dir, check_output_file, check_range
 from deckgym.extras import require_extra
-from deckgym.training.config import TrainArgs, apply_engine_defaults
+from deckgym.training.config import TrainArgs, apply_engine_defaults, apply_game_defaults
 
 __all__ = ["TrainPlan", "league_threshold", "parse_pool", "resume_settings", "SELF_PLAY", "validate", "validate_rllib"]
 
@@ -54,15 +54,55 @@ def league_threshold(given: float | None, players: int) -> float:
 EXPERT_STATE = "expert_state.json"
 EXPERT_MODEL = "expert_model.safetensors"
 OLD_EXPERT_MODEL = "expert_model.zip"  # the pickled format of earlier versions
-RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "opponents", "expert", "expert_samples", "expert_epochs",
-                "expert_buffer", "expert_lr", "gamma", "seed", "no_features", "features_version", "episode", "reward",
-                "eval_against", "eval_deals", "final_deals", "lr", "n_steps", "batch_size", "epochs", "out")
+# sizes, numbers and names that reach no file and switch no trust: restored as they are (type-checked)
+RUN_SETTINGS = ("game", "players", "rule", "num_envs", "net", "expert_samples", "expert_epochs", "expert_buffer",
+                "expert_lr", "gamma", "seed", "features", "features_version", "episode", "reward", "eval_deals",
+                "final_deals", "lr", "n_steps", "batch_size", "epochs")
+# agent specs: restored only when every agent is a built-in one (a ppo:/rllib: spec names a file, and can
+# say ?allow_pickle=true): anything else must come from the user's own command line
+SPEC_SETTINGS = ("opponents", "eval_against")
+
+
+def _builtin_specs(value: str, game: str) -> bool:
+    """Whether every agent of ``value`` (a pool ``SPEC=W,...`` or a list ``SPEC,...``) is a built-in agent."""
+    from deckgym.agents.registry import agent_table
+
+    table = agent_table(game)
+    if value == SELF_PLAY:
+        return True
+    names = [item.strip().partition("=")[0].partition("?")[0].strip() for item in value.split(",") if item.strip()]
+    return all(name in table for name in names)
+
+
+def _wrong_type(key: str, value: Any, default: Any) -> str | None:
+    """What ``value`` from a config.json should have been if it lacks the field's type, else None."""
+    if value is None:
+        return None
+    if key == "rule":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if ok else "a list of strings"
+    kinds = {"players": int, "features_version": int, "lr": float, "gamma": float, "net": str, "features": bool}
+    kind = kinds.get(key, type(default) if default is not None else None)
+    if kind is None:  # a field with no type to check against: a plain JSON value only
+        ok = isinstance(value, (bool, int, float, str))
+        return None if ok else "a plain value"
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind)
+    return None if ok else {int: "an integer", float: "a number", str: "a string", bool: "true or false"}[kind]
 
 
 def resume_settings(args: TrainArgs) -> None:
-    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's;
-    ``ValueError`` if RUN is not an expert-iteration run or was started with another game or expert."""
-    import json
+    """``--resume RUN``: the run's own settings (``config.json``) replace the command line's.
+
+    Only what cannot widen trust or move an output is taken from the folder (``RUN_SETTINGS``,
+    and agent specs naming built-in agents only). ``ValueError`` in one line if RUN is not an
+    expert-iteration run, was started with another game or expert, or asks for what only the
+    user may say: an agent that is a file (``ppo:PATH``, ``?allow_pickle=true``) or an ``--out``."""
+    from deckgym.strict_json import load_json
 
     run = args.resume
     state = os.path.join(run, EXPERT_STATE)
@@ -74,15 +114,40 @@ def resume_settings(args: TrainArgs) -> None:
 
         old = os.path.join(run, OLD_EXPERT_MODEL)
         raise refuse_pickle(old, pickled_kind(old) or "a pickle", convert_hint(old) + ", then --resume again")
-    with open(os.path.join(run, "config.json")) as f:
-        config = json.load(f)
+    where = f"--resume {run}: config.json"
+    config = load_json(os.path.join(run, "config.json"), where=f"--resume {run}")
+    if not isinstance(config, dict):
+        raise ValueError(f"{where} is not an object of settings")
     for key, flag in (("game", "GAME"), ("expert", "--expert")):
         if getattr(args, key, None) not in (None, config.get(key)):
             raise ValueError(f"--resume {run}: the run was started with {flag} {config.get(key)}, "
                              f"not {getattr(args, key)}")
+    config = TrainArgs.upgrade_names(config, warn=False)  # the names of earlier versions
+    defaults = TrainArgs()
     for key in RUN_SETTINGS:
         if key in config:
+            want = _wrong_type(key, config[key], getattr(defaults, key))
+            if want:
+                raise ValueError(f"{where}: {key} must be {want}, got {type(config[key]).__name__}")
             setattr(args, key, config[key])
+    game = args.game
+    for key in SPEC_SETTINGS:
+        value, mine = config.get(key), getattr(args, key)
+        flag = "--" + key.replace("_", "-")
+        if value is None or value == mine:
+            continue
+        if not isinstance(value, str):
+            raise ValueError(f"{where}: {key} must be a string of agent specs, got {type(value).__name__}")
+        if mine is not None:  # the user's own word wins over the folder's
+            continue
+        if not _builtin_specs(value, game):
+            raise ValueError(f"{where} names {flag} {value}, an agent a run folder may not choose (a file, or a "
+                             f"trust switch): give {flag} yourself to go on")
+        setattr(args, key, value)
+    saved_to = config.get("out")
+    if saved_to is not None and args.out is None:
+        raise ValueError(f"{where} saved its model to --out {saved_to}, an output a run folder may not choose: "
+                         "give --out yourself to go on")
 
 
 def parse_pool(text: str) -> list[tuple[str, float]]:
@@ -141,6 +206,7 @@ def validate(args: TrainArgs) -> TrainPlan:
                              "(a PPO run is continued with --init MODEL)")
         resume_settings(args)  # the run's own settings from its config.json
     entry = game_entry(args.game)
+    apply_game_defaults(args)  # opponents, evaluation ladder, features and shaping: the game's descriptor
     for flag, low in (("--total-steps", 1), ("--num-envs", 1), ("--n-steps", 1), ("--batch-size", 1),
                       ("--epochs", 1), ("--league-window", 1), ("--max-snapshots", 0), ("--eval-every", 1),
                       ("--eval-deals", 1), ("--final-deals", 0), ("--bc-samples", 1), ("--bc-epochs", 1),
@@ -159,6 +225,9 @@ def validate(args: TrainArgs) -> TrainPlan:
     check_range("--snapshot-weight", args.snapshot_weight, 0, 1, high_open=True)
     check_range("--max-minutes", args.max_minutes, 0, low_open=True)
     hidden = _hidden_layers(args.net)
+    if entry.descriptor.features is None and (args.features or args.shaping):
+        raise ValueError(f"--features/--shaping: {args.game} has no derived features nor shaping potential "
+                         "(leave them out, or --no-features --shaping 0)")
 
     rules_kwargs = parse_rule_overrides(args.rule, entry.rules_class())
     if args.players is not None:
@@ -168,8 +237,8 @@ def validate(args: TrainArgs) -> TrainPlan:
         raise ValueError(f"--opponents {SELF_PLAY}: self-play is the RLlib engine's (--engine rllib); with sb3 the "
                          "league adds snapshots of the learner to the pool")
     # the game's defaults are in its descriptor (train_opponents, eval_against)
-    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents or entry.spec.train_opponents)
-    eval_against = [s.strip() for s in (args.eval_against or ",".join(entry.spec.eval_against)).split(",") if s.strip()]
+    pool = [] if args.opponents == SELF_PLAY else parse_pool(args.opponents)
+    eval_against = [s.strip() for s in args.eval_against.split(",") if s.strip()]
     if not eval_against:
         raise ValueError("--eval-against: no agent given")
     core = entry.make_core(rules)

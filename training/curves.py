@@ -13,20 +13,20 @@ one line per heuristic with its 95% interval as a band, and the fair share dashe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
 from deckgym.extras import require_extra
+from deckgym.outputs import atomic_file
+from deckgym.strict_json import load_json
 
 
 def load_curve(path: str) -> dict[str, Any]:
     """``{"name", "players", "evals": [...]}`` from an ``evals.json`` or a ``.curve.json``."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable learning-curve file ({exc})") from None
+        data = load_json(path)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a readable learning-curve file ({str(exc).removeprefix(path + ': ')})") from None
     if isinstance(data, list):
         data = {"name": os.path.basename(os.path.dirname(os.path.abspath(path))), "evals": data}
     if not isinstance(data, dict) or not isinstance(data.get("evals"), list) or not data["evals"]:
@@ -69,8 +69,11 @@ def save_curves(curves: list[dict[str, Any]], path: str) -> None:
         ax.set_title(c.get("name", ""), fontsize=10)
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_file(path) as f:
+            fig.savefig(f, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> None:

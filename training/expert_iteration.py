@@ -30,7 +30,6 @@ Ctrl-C keeps that state, writes ``summary.json`` (``"interrupted": true``) and e
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -38,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.outputs import write_json
+from deckgym.outputs import atomic_file, new_folder, write_json
+from deckgym.strict_json import load_json
 from deckgym.rng import seed_of
 from deckgym.training.args import EXPERT_MODEL, EXPERT_STATE, TrainPlan
 from deckgym.training.config import TrainArgs, command_line
@@ -68,9 +68,8 @@ def _save_state(run_dir: str, model: Any, meta: dict[str, Any], data: Any, state
     """The state after a finished iteration, each file replaced atomically (data and model first)."""
     from deckgym.agents.ppo import save_model
 
-    tmp = os.path.join(run_dir, "expert_data.tmp.npz")
-    np.savez(tmp, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
-    os.replace(tmp, os.path.join(run_dir, DATA))
+    with atomic_file(os.path.join(run_dir, DATA)) as f:
+        np.savez(f, obs=data.obs, masks=data.masks, actions=data.actions, returns=data.returns, valid=data.valid)
     save_model(model, os.path.join(run_dir, MODEL), {**meta, "expert_iteration": state["iteration"]})
     write_json(os.path.join(run_dir, STATE), state)
 
@@ -103,17 +102,19 @@ def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
     # a search expert reads information states: the games then record their public history
     env = CoreVecEnv(game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                      opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
-                     reward=args.reward, features=not args.no_features, seed=args.seed,
+                     reward=args.reward, features=args.features, seed=args.seed,
                      features_version=args.features_version, history=acts_on_infostates(args.expert))
     venv = env.venv
     config = args.to_dict()
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, evaluated_against=plan.eval_against,
                   command=command_line(args), mode="expert iteration")
-    meta = model_metadata(env.core, game, features=not args.no_features, features_version=env.features_version,
+    meta = model_metadata(env.core, game, features=args.features, features_version=env.features_version,
                           train_config=config)
     if resumed:
-        with open(os.path.join(run_dir, STATE)) as f:
-            state = json.load(f)
+        state = load_json(os.path.join(run_dir, STATE), where=f"--resume {run_dir}")
+        if not (isinstance(state, dict) and isinstance(state.get("iteration"), int) and
+                isinstance(state.get("history"), list) and isinstance(state.get("best"), dict)):
+            raise ValueError(f"--resume {run_dir}: {STATE} is not an expert-iteration state")
         model = rebuild_model(os.path.join(run_dir, MODEL), env, where=f"--resume {run_dir}", learning_rate=args.lr,
                               n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
                               seed=args.seed)
@@ -123,7 +124,7 @@ def main(args: TrainArgs, plan: TrainPlan) -> dict[str, Any]:
         model = MaskablePPO("MlpPolicy", env, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
                             n_epochs=args.epochs, gamma=args.gamma, seed=args.seed, device="cpu", verbose=0,
                             policy_kwargs={"net_arch": {"pi": plan.hidden, "vf": plan.hidden}})
-        os.makedirs(run_dir)
+        new_folder(run_dir, "--run-name")
         write_json(os.path.join(run_dir, "config.json"), config, default=str)
         state = {"iteration": 0, "samples": 0, "minutes": 0.0, "history": [], "best": {"score": -1.0, "iteration": 0}}
         data = None

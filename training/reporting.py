@@ -19,18 +19,18 @@ from typing import Any
 __all__ = ["arena_line", "arena_results", "closing_lines", "game_flags", "next_commands", "time_left"]
 
 
-def arena_results(game: str, spec: str, eval_against: list[str], deals: int, players: int,
+def arena_results(game: str, agent_spec: str, eval_against: list[str], deals: int, players: int,
                   rules_kwargs: dict[str, Any], matches: bool) -> dict[str, Any]:
-    """The agent ``spec`` (``ppo:PATH``, ``rllib:PATH``) against each of ``eval_against`` on ``deals``
+    """The agent ``agent_spec`` (``ppo:PATH``, ``rllib:PATH``) against each of ``eval_against`` on ``deals``
     duplicate deals (seed 12345): win rate, 95% CI, games and points by opponent."""
     from deckgym.evaluation.arena import evaluate
 
     arena_rules = {k: v for k, v in rules_kwargs.items() if k != "num_players"}
     results = {}
     for opp in eval_against:
-        rep = evaluate(game, [spec, opp], deals=deals, seed=12345, players=players, rules_kwargs=arena_rules,
+        rep = evaluate(game, [agent_spec, opp], deals=deals, seed=12345, players=players, rules_kwargs=arena_rules,
                        matches=matches)
-        a = next(x for x in rep.agents if x.name == spec)
+        a = next(x for x in rep.agents if x.name == agent_spec)
         results[opp] = {"win_rate": a.win_rate, "ci_low": a.ci_low, "ci_high": a.ci_high, "games": a.games,
                         "mean_points": a.mean_points, "deals": deals, "unit": "matches" if matches else "rounds"}
     return results

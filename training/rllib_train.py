@@ -46,7 +46,7 @@ import sys
 import time
 from typing import Any
 
-from deckgym.outputs import write_json
+from deckgym.outputs import JsonLines, new_folder, write_json
 from deckgym.agents.rllib_support import init_ray
 from deckgym.training.args import TrainPlan, validate_rllib
 from deckgym.training.config import TrainArgs, apply_engine_defaults, build_parser, command_line
@@ -58,7 +58,7 @@ MODULE_ID = "default_policy"  # RLlib's DEFAULT_MODULE_ID: one single-agent modu
 
 
 def module_spec(args: TrainArgs, observation_space: Any = None, action_space: Any = None) -> Any:
-    """The spec of the masked module (``--net``, tanh, separate policy and value networks)."""
+    """RLlib's ``RLModuleSpec`` of the masked module (``--net``, tanh, separate policy and value networks)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from deckgym.agents.rllib_module import MaskedPPOModule
@@ -119,14 +119,14 @@ def on_every_pool(algo: Any, method: str, *args: Any) -> None:
     algo.env_runner_group.foreach_env_runner(call, local_env_runner=True)
 
 
-def learner_module(algo: Any, spec: Any) -> Any:
-    """A copy of the learner's module (built from ``spec``, which carries the spaces)."""
-    module = spec.build()
+def learner_module(algo: Any, rl_module_spec: Any) -> Any:
+    """A copy of the learner's module (built from ``rl_module_spec``, which carries the spaces)."""
+    module = rl_module_spec.build()
     module.set_state(learner_state(algo))
     return module
 
 
-def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
+def behaviour_clone(algo: Any, rl_module_spec: Any, args: TrainArgs, plan: Any,
                     features_version: int | None) -> dict[str, Any]:
     """Warm start (``--bc-teacher``): fit the module to the teacher's decisions, then load it into
     the learner and every env runner. Returns what the fit reached (``deckgym.training.behaviour_cloning``)."""
@@ -142,10 +142,10 @@ def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
     pool = plan.pool or [(args.bc_teacher, 1.0)]  # self-play: the teacher on every seat
     venv = DeckGymVectorEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in pool],
                             opponent_weights=[w for _, w in pool], rules=plan.rules, episode=args.episode,
-                            reward=args.reward, features=not args.no_features, features_version=features_version,
+                            reward=args.reward, features=args.features, features_version=features_version,
                             autoreset_mode=AutoresetMode.SAME_STEP, seed=args.seed,
                             history=acts_on_infostates(args.bc_teacher))
-    module = learner_module(algo, spec)
+    module = learner_module(algo, rl_module_spec)
 
     def losses(X: Any, M: Any, A: Any, R: Any, V: Any) -> tuple[Any, Any, Any]:
         batch = {Columns.OBS: {OBS_KEY: X, MASK_KEY: torch.as_tensor(M, dtype=torch.float32)}}
@@ -167,13 +167,13 @@ def behaviour_clone(algo: Any, spec: Any, args: TrainArgs, plan: Any,
     return result
 
 
-def save_model(algo: Any, spec: Any, run_dir: str, meta: dict[str, Any]) -> str:
+def save_model(algo: Any, rl_module_spec: Any, run_dir: str, meta: dict[str, Any]) -> str:
     """The learner's policy and value networks to ``run_dir/model.safetensors`` (a policy file,
     replaced atomically); returns its path."""
     from deckgym.agents.policy_convert import rllib_export
     from deckgym.agents.policy_file import save_policy
 
-    activation = spec.model_config.get("fcnet_activation", "tanh")
+    activation = rl_module_spec.model_config.get("fcnet_activation", "tanh")
     tensors, arch = rllib_export(learner_state(algo), activation=activation)
     return save_policy(os.path.join(run_dir, "model.safetensors"), tensors, {**meta, "arch": arch})
 
@@ -219,20 +219,20 @@ class League:
 def progress_row(res: dict[str, Any], it: int, prev_steps: int, seconds: float, elapsed: float) -> dict[str, Any]:
     """One line of ``progress.jsonl`` from RLlib's results: steps, speed, the episodes' win rate
     (this iteration's, by opponent, and RLlib's ``win_rate`` over the last 1,000 episodes), losses."""
-    er = res.get("env_runners", {})
-    steps = int(er.get("num_env_steps_sampled_lifetime", prev_steps))
+    runner_stats = res.get("env_runners", {})
+    steps = int(runner_stats.get("num_env_steps_sampled_lifetime", prev_steps))
     def count(x: Any) -> float:  # a sum over no episode this iteration reads NaN (or is missing)
         return 0.0 if x is None or x != x else float(x)
 
-    episodes, wins = int(count(er.get("episodes"))), count(er.get("wins"))
-    wins_vs = {k: count(v) for k, v in (er.get("wins_vs") or {}).items()}
-    episodes_vs = {k: count(v) for k, v in (er.get("episodes_vs") or {}).items()}
-    last_1000 = er.get("win_rate")
+    episodes, wins = int(count(runner_stats.get("episodes"))), count(runner_stats.get("wins"))
+    wins_vs = {k: count(v) for k, v in (runner_stats.get("wins_vs") or {}).items()}
+    episodes_vs = {k: count(v) for k, v in (runner_stats.get("episodes_vs") or {}).items()}
+    last_1000 = runner_stats.get("win_rate")
     return {"iteration": it, "steps": steps, "seconds": elapsed, "steps_per_second": (steps - prev_steps) / max(seconds, 1e-9),
             "episodes": episodes, "wins": wins, "win_rate": wins / episodes if episodes else None,
             "win_rate_vs": {k: float(wins_vs.get(k, 0.0)) / n for k, n in episodes_vs.items() if n},
             "win_rate_last_1000": None if last_1000 is None or last_1000 != last_1000 else float(last_1000),
-            "episode_return_mean": er.get("episode_return_mean"), "episode_len_mean": er.get("episode_len_mean"),
+            "episode_return_mean": runner_stats.get("episode_return_mean"), "episode_len_mean": runner_stats.get("episode_len_mean"),
             "learner": {k: v for k, v in res.get("learners", {}).get(MODULE_ID, {}).items()
                         if k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "curr_kl_coeff")}}
 
@@ -273,27 +273,27 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
     game = args.game
     pool = plan.pool  # empty: self-play (--opponents self)
     env_config = {"game": game, "rules_kwargs": plan.rules_kwargs, "episode": args.episode, "reward": args.reward,
-                  "shaping": args.shaping, "opponents": pool, "features": not args.no_features,
+                  "shaping": args.shaping, "opponents": pool, "features": args.features,
                   "features_version": args.features_version}
     probe = RLlibVectorEnv(**{**env_config, "opponents": pool or [("random", 1.0)]})  # the spaces and the core
 
     # -- run directory and config ------------------------------------------------------------
     run_name, run_dir = plan.run_name, plan.run_dir
-    os.makedirs(run_dir, exist_ok=True)
+    new_folder(run_dir, "--run-name")
     threshold = plan.league_threshold
     sb3_only = ("n_steps", "eval_every", "eval_deals", "init", "threads", "out")
     config = {k: v for k, v in args.to_dict().items() if k not in sb3_only}
     config.update(engine="rllib", run_name=run_name, rules=repr(probe.core.rules), pool=pool,
                   features_version=probe.features_version, ray_version=ray.__version__, league_threshold=threshold,
                   eval_against=plan.eval_against, command=command_line(args))
-    meta = model_metadata_rllib(probe.core, game, features=not args.no_features,
+    meta = model_metadata_rllib(probe.core, game, features=args.features,
                                 features_version=probe.features_version, train_config=config)
     write_json(os.path.join(run_dir, "config.json"), config, default=str)
 
     # -- the algorithm, the optional warm start, the training loop ----------------------------
     # Ctrl-C (SIGINT) from here on stops the run: the policy and the summary are saved.
-    spec = module_spec(args, probe.single_observation_space, probe.single_action_space)
-    env_config.update(module_spec=spec, meta=meta)  # self-play and the league build their snapshots from them
+    rl_module_spec = module_spec(args, probe.single_observation_space, probe.single_action_space)
+    env_config.update(module_spec=rl_module_spec, meta=meta)  # self-play and the league build their snapshots from them
     algo = build_config(args, env_config).build_algo()
     league = League(args, threshold, pool)
     steps = it = 0
@@ -303,30 +303,29 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
         on_every_pool(algo, "refresh_self", learner_state(algo))  # self-play: the learner's weights on every seat
         if args.bc_teacher:
             t_bc = time.perf_counter()
-            bc = behaviour_clone(algo, spec, args, plan, probe.features_version)
+            bc = behaviour_clone(algo, rl_module_spec, args, plan, probe.features_version)
             bc["minutes"] = (time.perf_counter() - t_bc) / 60
             config["bc_result"] = meta["train_config"]["bc_result"] = bc
             write_json(os.path.join(run_dir, "config.json"), config, default=str)
             print(f"behaviour cloning of {args.bc_teacher}: {json.dumps(bc)}", flush=True)
-        with open(os.path.join(run_dir, "progress.jsonl"), "w") as log:
-            while steps < args.total_steps:
-                t0 = time.perf_counter()
-                res = algo.train()
-                it += 1
-                row = progress_row(res, it, steps, time.perf_counter() - t0, time.perf_counter() - t_start)
-                steps = row["steps"]
-                row["league"] = league.update(algo, row, steps, it)
-                log.write(json.dumps(row, default=float) + "\n")
-                log.flush()
-                if not args.quiet:
-                    print(console_line(row), flush=True)
-                out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
-                if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
-                    model = save_model(algo, spec, run_dir, {
-                        **meta, "steps": steps, "iterations": it,
-                        "training_minutes": (time.perf_counter() - t_start) / 60})
-                if out_of_time:
-                    break
+        log = JsonLines(os.path.join(run_dir, "progress.jsonl"), default=float)
+        while steps < args.total_steps:
+            t0 = time.perf_counter()
+            res = algo.train()
+            it += 1
+            row = progress_row(res, it, steps, time.perf_counter() - t0, time.perf_counter() - t_start)
+            steps = row["steps"]
+            row["league"] = league.update(algo, row, steps, it)
+            log.append(row)
+            if not args.quiet:
+                print(console_line(row), flush=True)
+            out_of_time = args.max_minutes is not None and time.perf_counter() - t_run > 60 * args.max_minutes
+            if out_of_time or steps >= args.total_steps or it % args.checkpoint_every == 0:
+                model = save_model(algo, rl_module_spec, run_dir, {
+                    **meta, "steps": steps, "iterations": it,
+                    "training_minutes": (time.perf_counter() - t_start) / 60})
+            if out_of_time:
+                break
         if model is not None and args.final_deals:
             final = final_arena(model, args, plan)
     except KeyboardInterrupt:
@@ -336,7 +335,7 @@ def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[s
             if interrupted:
                 # the policy only: the env runners may be gone with the same Ctrl-C
                 print(f"interrupted at step {steps:,}: saving the model and the summary", file=sys.stderr, flush=True)
-                model = save_model(algo, spec, run_dir, {
+                model = save_model(algo, rl_module_spec, run_dir, {
                     **meta, "steps": steps, "iterations": it, "interrupted": True,
                     "training_minutes": (time.perf_counter() - t_start) / 60})
             elif final is not None:

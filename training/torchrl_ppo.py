@@ -3,17 +3,22 @@
     python -m deckgym.training.torchrl_ppo --max-minutes 20 --run-name racko2p   # --FIELD VALUE for any Config field
 
 One file in the CleanRL manner: every hyper-parameter is a field of :class:`Config` (written to
-the run folder with the log), then the env (:class:`deckgym.torchrl.RackoEnv`: the learner in
-one seat, an opponent pool of deckgym heuristics played inside the env, the derived features
-appended to the observation), the two networks (a policy MLP read through TorchRL's
-``MaskedCategorical`` over the ``action_mask``, a value MLP), TorchRL's ``Collector``, ``GAE`` and
-``ClipPPOLoss``, and the loop. Every ``eval_every_frames`` the policy is saved in the safe policy
-format (:mod:`deckgym.agents.policy_file`, the spec ``ppo:PATH.safetensors``) and played in deckgym's
-arena against ``eval_against``;
-the best checkpoint is kept. Snapshots of the learner join the pool as it improves (a small
-self-play league). Both schedules count learner decisions, so a seed gives the same run, bit for
-bit, up to where it stops. The run ends after ``max_minutes`` (or ``total_frames``) with a final arena
-evaluation of the best checkpoint over ``final_deals`` duplicate deals.
+the run folder with the log): the knobs every engine shares, under the names ``deckgym train``
+uses (:class:`deckgym.training.config.TrainConfig`: ``total_steps``, ``batch_size``, ``net``,
+``opponents``, ...), then this example's own. What is left at None comes from the engine's
+defaults and the game's descriptor (its training pool, evaluation ladder, derived features and
+shaping), so ``Config(game=...)`` trains any registered game. Then the env
+(:class:`deckgym.torchrl.DeckGymTorchEnv`: the learner in one seat, the opponent pool played
+inside the env, the derived features appended to the observation), the two networks (a policy
+MLP read through TorchRL's ``MaskedCategorical`` over the ``action_mask``, a value MLP, both of
+``net``), TorchRL's ``Collector``, ``GAE`` and ``ClipPPOLoss``, and the loop. Every ``eval_every``
+learner decisions the policy is saved in the safe policy format (:mod:`deckgym.agents.policy_file`,
+the agent spec ``ppo:PATH.safetensors``) and played in deckgym's arena against the first
+``eval_against`` agent; the best checkpoint is kept. Snapshots of the learner join the pool every
+``snapshot_every`` decisions (a small self-play league). Both schedules count learner decisions,
+so a seed gives the same run, bit for bit, up to where it stops. The run ends after
+``max_minutes`` (or ``total_steps``) with a final arena evaluation of the best checkpoint over
+``final_deals`` duplicate deals.
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
 import time
-from dataclasses import dataclass
-from typing import Any
+import warnings
+from dataclasses import field
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,47 +46,70 @@ from collections import OrderedDict  # noqa: E402
 
 from deckgym.agents.policy_file import PolicyAgent, policy_meta, save_policy  # noqa: E402
 from deckgym.evaluation.arena import evaluate  # noqa: E402
+from deckgym.outputs import JsonLines, copy_file, new_folder, write_json  # noqa: E402
+from deckgym.training.args import parse_pool  # noqa: E402
+from deckgym.training.config import (TrainConfig, Renamed, add_fields, apply_engine_defaults,  # noqa: E402
+                                     config_dataclass, game_defaults, opt)
 
 
-@dataclass
-class Config:
-    """The run's hyper-parameters (the defaults beat ``racko:ranges`` in two players)."""
+def _layers(net: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in str(net).split(",") if x.strip())
 
-    game: str = "racko"  # "racko" or "leastscore"
-    num_players: int = 2  # table size
-    opponents: tuple[str, ...] = ("random", "racko:bucket", "racko:ranges")  # the pool, agent specs
-    opponent_weights: tuple[float, ...] = (1.0, 1.0, 2.0)  # their draw weights
-    features: bool = True  # append the derived features (the planners' view) to the observation
-    shaping: float = 1.0  # potential-based progress shaping (Rack-O: the rack's LIS / 10)
-    num_envs: int = 128  # games played at once (the env's batch)
-    n_steps: int = 32  # learner decisions per game and batch: a batch is num_envs * n_steps frames
-    total_frames: int = 50_000_000  # stop after this many learner decisions (or max_minutes)
-    max_minutes: float = 20.0  # stop training after this wall time
-    pi: tuple[int, ...] = (128, 128)  # policy hidden layers
-    vf: tuple[int, ...] = (128, 128)  # value hidden layers
-    activation: str = "tanh"
-    lr: float = 1e-3  # Adam
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2  # PPO clip range
-    ent_coef: float = 0.003
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    epochs: int = 4  # passes over each batch
-    minibatch: int = 1024
-    snapshot_every_frames: int = 750_000  # a frozen copy of the learner joins the pool this often (0: never)
-    snapshot_weight: float = 0.3  # total draw probability of the snapshots
-    max_snapshots: int = 5
-    eval_every_frames: int = 500_000  # arena evaluation of the current policy (and one before training)
-    eval_deals: int = 200
-    eval_against: str = "racko:ranges"
-    final_deals: int = 2000  # the final arena evaluation of the best checkpoint (0: none)
-    log_every: int = 10  # iterations between log lines
-    verbose: bool = True  # print the log lines (False: only the evaluations and the summary)
-    seed: int = 1
-    threads: int = 1  # torch threads (the machine is shared)
-    runs: str = "runs/torchrl"
-    run_name: str = ""
+
+def _pool_text(opponents: Any) -> Any:
+    """A sequence of agent specs (the earlier form of ``opponents``) as the shared ``SPEC,...`` text."""
+    return opponents if opponents is None or isinstance(opponents, str) else ",".join(opponents)
+
+
+@config_dataclass
+class Config(TrainConfig):
+    """The run's hyper-parameters: the knobs every engine shares (:class:`TrainConfig`; what is
+    None comes from the engine's defaults or the game's descriptor, see :func:`resolve`), then
+    this example's own."""
+
+    RENAMED: ClassVar[dict[str, Renamed]] = {
+        "num_players": Renamed("players"),
+        "total_frames": Renamed("total_steps"),
+        "minibatch": Renamed("batch_size"),
+        "pi": Renamed("net", lambda v: v if isinstance(v, str) else ",".join(map(str, v)), _layers),
+        "vf": Renamed("net", lambda v: v if isinstance(v, str) else ",".join(map(str, v)), _layers),
+        "eval_every_frames": Renamed("eval_every"),
+        "snapshot_every_frames": Renamed("snapshot_every"),
+    }
+
+    game: str = field(default="racko", metadata={"help": TrainConfig.meta("game")["help"]})  # --game: a flag here
+    total_steps: int = field(default=50_000_000, metadata=TrainConfig.meta("total_steps"))
+    max_minutes: float | None = field(default=20.0, metadata=TrainConfig.meta("max_minutes"))
+    eval_every: int = field(default=500_000, metadata=TrainConfig.meta("eval_every"))
+    eval_deals: int = field(default=200, metadata=TrainConfig.meta("eval_deals"))
+    runs: str = field(default="runs/torchrl", metadata=TrainConfig.meta("runs"))
+    # -- this example's own ---------------------------------------------------------------------
+    activation: str = opt("tanh", "activation of both networks", choices=["tanh", "relu"])
+    max_grad_norm: float = opt(0.5, "gradient clipping: the largest norm of a step's gradient", type=float)
+    snapshot_every: int = opt(750_000, "learner decisions between snapshots of the learner joining the pool "
+                                       "(0: never)", type=int)
+    log_every: int = opt(10, "iterations between log lines", type=int)
+    verbose: bool = opt(True, "print the log lines (--no-verbose: only the evaluations and the summary)",
+                        action=argparse.BooleanOptionalAction)
+
+    @classmethod
+    def upgrade_names(cls, values: dict[str, Any], warn: bool = True) -> dict[str, Any]:
+        """As :meth:`TrainConfig.upgrade_names`; also the earlier pool form, a sequence of specs
+        with ``opponent_weights``, becomes the shared ``SPEC=WEIGHT,...`` text."""
+        values = dict(values)
+        weights = values.pop("opponent_weights", None)
+        if not isinstance(values.get("opponents"), (str, type(None))) or weights is not None:
+            if warn:
+                warnings.warn("Config: opponents is one 'SPEC=WEIGHT,...' text now (opponent_weights goes in the "
+                              "next release)", DeprecationWarning, stacklevel=3)
+            specs = [s for s in str(_pool_text(values.get("opponents")) or "").split(",") if s]
+            if weights is not None:
+                weights = [float(w) for w in (weights.split(",") if isinstance(weights, str) else weights)]
+                if len(weights) != len(specs):
+                    raise ValueError(f"opponent_weights: one weight per opponent ({len(specs)}), got {len(weights)}")
+                specs = [f"{s}={w}" for s, w in zip(specs, weights)]
+            values["opponents"] = ",".join(specs) or None
+        return super().upgrade_names(values, warn)
 
 
 def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> torch.nn.Sequential:
@@ -101,50 +129,67 @@ def policy_tensors(pi: torch.nn.Module, vf: torch.nn.Module | None = None) -> di
     return {f"{head}.{k}": v.detach().clone() for head, net in nets.items() for k, v in net.state_dict().items()}
 
 
+def resolve(cfg: Config) -> Config:
+    """``cfg`` with its None fields filled: the engine's defaults (``lr``, ``gamma``, ``ent_coef``,
+    ``net``) and the game's descriptor (pool, evaluation ladder, features, shaping)."""
+    cfg = dataclasses.replace(cfg)
+    apply_engine_defaults(cfg, "torchrl")
+    for key, value in game_defaults(cfg.game).items():
+        if getattr(cfg, key) is None:
+            setattr(cfg, key, value)
+    return cfg
+
+
 def make_env(cfg: Config) -> DeckGymTorchEnv:
-    return DeckGymTorchEnv(cfg.num_envs, game=cfg.game, num_players=cfg.num_players, opponents=list(cfg.opponents),
-                           opponent_weights=list(cfg.opponent_weights), features=cfg.features, shaping=cfg.shaping,
+    cfg = resolve(cfg)
+    pool = parse_pool(cfg.opponents)
+    return DeckGymTorchEnv(cfg.num_envs, game=cfg.game, num_players=cfg.players, opponents=[s for s, _ in pool],
+                           opponent_weights=[w for _, w in pool], features=cfg.features, shaping=cfg.shaping,
+                           features_version=cfg.features_version, episode=cfg.episode, reward=cfg.reward,
                            seed=cfg.seed)
 
 
 def arena_win_rate(path: str, cfg: Config, deals: int, seed: int = 0) -> dict[str, Any]:
-    """The policy file against ``cfg.eval_against`` in deckgym's arena (duplicate deals)."""
-    spec = f"ppo:{path}"
-    report = evaluate(cfg.game, [spec, cfg.eval_against], deals, seed=seed, players=cfg.num_players)
-    me = next(a for a in report.agents if a.name == spec)
-    return {"against": cfg.eval_against, "deals": deals, "win_rate": me.win_rate, "ci_low": me.ci_low,
+    """The policy file against the first agent of ``cfg.eval_against`` in deckgym's arena (duplicate deals)."""
+    agent_spec, against = f"ppo:{path}", cfg.eval_against.split(",")[0].strip()
+    report = evaluate(cfg.game, [agent_spec, against], deals, seed=seed, players=cfg.players)
+    me = next(a for a in report.agents if a.name == agent_spec)
+    return {"against": against, "deals": deals, "win_rate": me.win_rate, "ci_low": me.ci_low,
             "ci_high": me.ci_high, "games": me.games}
 
 
 def train(cfg: Config) -> dict[str, Any]:
     """Train, evaluate and save; returns the summary (also written to the run folder)."""
+    cfg = resolve(cfg)
     t0, c0 = time.perf_counter(), time.process_time()
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     run = os.path.join(cfg.runs, cfg.run_name or time.strftime("%Y%m%d-%H%M%S"))
-    os.makedirs(run, exist_ok=True)
-    with open(os.path.join(run, "config.json"), "w") as f:
-        json.dump(dataclasses.asdict(cfg), f, indent=2)
-    log = open(os.path.join(run, "log.jsonl"), "w")
+    k = 2
+    while not cfg.run_name and os.path.lexists(run):  # two runs started in the same second
+        run, k = os.path.join(cfg.runs, time.strftime("%Y%m%d-%H%M%S") + f"-{k}"), k + 1
+    new_folder(run, "--run-name" if cfg.run_name else "--runs")
+    write_json(os.path.join(run, "config.json"), dataclasses.asdict(cfg))
+    log = JsonLines(os.path.join(run, "log.jsonl"))
 
     def record(**row: Any) -> None:
         row = {"minutes": round((time.perf_counter() - t0) / 60, 3), **row}
-        log.write(json.dumps(row) + "\n")
-        log.flush()
+        log.append(row)
         if cfg.verbose or "iteration" not in row:
             print(json.dumps(row), flush=True)
 
     # -- the env and the networks ---------------------------------------------------------
     env = make_env(cfg)
     D, A = env.observation_size, env.num_actions
-    pi_net = mlp(D, cfg.pi, A, cfg.activation)
-    vf_net = mlp(D, cfg.vf, 1, cfg.activation)
+    hidden = _layers(cfg.net)  # the policy's and the value's
+    pi_net = mlp(D, hidden, A, cfg.activation)
+    vf_net = mlp(D, hidden, 1, cfg.activation)
     actor = ProbabilisticActor(
         TensorDictModule(pi_net, in_keys=["observation"], out_keys=["logits"]),
         in_keys={"logits": "logits", "mask": "action_mask"}, out_keys=["action"],
         distribution_class=MaskedCategorical, return_log_prob=True)
     critic = ValueOperator(vf_net, in_keys=["observation"])
-    arch = {"type": "mlp", "pi": list(cfg.pi), "vf": list(cfg.vf), "activation": cfg.activation}
+    arch = {"type": "mlp", "pi": list(hidden), "vf": list(hidden), "activation": cfg.activation}
     meta = policy_meta(env.core, cfg.game, "torchrl", arch, features=env.features_version, obs=env.obs_kind,
                        config=dataclasses.asdict(cfg))
 
@@ -161,7 +206,7 @@ def train(cfg: Config) -> dict[str, Any]:
         return save_policy(os.path.join(run, name), policy_tensors(pi_net, vf_net), {**meta, **extra})
 
     frames, best, snapshots = 0, -1.0, 0
-    next_eval, next_snap = cfg.eval_every_frames, cfg.snapshot_every_frames
+    next_eval, next_snap = cfg.eval_every, cfg.snapshot_every
     curve: list[dict[str, Any]] = []
 
     def evaluation(it: int, minutes: float) -> None:
@@ -172,7 +217,7 @@ def train(cfg: Config) -> dict[str, Any]:
         record(evaluation=ev, frames=frames)
         if ev["win_rate"] > best:
             best = ev["win_rate"]
-            shutil.copyfile(path, os.path.join(run, "best.safetensors"))
+            copy_file(path, os.path.join(run, "best.safetensors"))
 
     evaluation(-1, 0.0)  # the untrained policy: where the curve starts
     for it, data in enumerate(collector):
@@ -181,7 +226,7 @@ def train(cfg: Config) -> dict[str, Any]:
             gae(data)
         flat = data.reshape(-1)
         for _ in range(cfg.epochs):
-            for idx in torch.randperm(flat.numel()).split(cfg.minibatch):
+            for idx in torch.randperm(flat.numel()).split(cfg.batch_size):
                 losses = loss_fn(flat[idx])
                 loss = losses["loss_objective"] + losses["loss_critic"] + losses["loss_entropy"]
                 optim.zero_grad()
@@ -198,21 +243,22 @@ def train(cfg: Config) -> dict[str, Any]:
                    entropy=round(float(losses["entropy"].detach()), 4),
                    reward_per_step=round(float(data["next", "reward"].mean()), 5))
         # -- a snapshot joins the pool ------------------------------------------------------
-        if cfg.snapshot_every_frames > 0 and frames >= next_snap:
-            next_snap += cfg.snapshot_every_frames
+        if cfg.snapshot_every > 0 and frames >= next_snap:
+            next_snap += cfg.snapshot_every
             agent = PolicyAgent(env.core, tensors=policy_tensors(pi_net), meta=meta, deterministic=False,
                                 seed=cfg.seed + snapshots)
             env.add_opponent(agent, weight=0.0, name=f"snapshot{snapshots}")
             snapshots += 1
-            base = np.asarray(cfg.opponent_weights, float) / sum(cfg.opponent_weights) * (1 - cfg.snapshot_weight)
+            weights = np.asarray([w for _, w in parse_pool(cfg.opponents)], float)
+            base = weights / weights.sum() * (1 - cfg.snapshot_weight)
             n_live = min(snapshots, cfg.max_snapshots)
             snap_w = np.zeros(snapshots)
             snap_w[snapshots - n_live:] = cfg.snapshot_weight / n_live  # the oldest leave the pool
             env.set_opponent_weights(np.concatenate([base, snap_w]))
         # -- arena evaluation, best checkpoint ----------------------------------------------
-        stop = minutes >= cfg.max_minutes or frames >= cfg.total_frames
+        stop = (cfg.max_minutes is not None and minutes >= cfg.max_minutes) or frames >= cfg.total_steps
         if frames >= next_eval or stop:
-            next_eval += cfg.eval_every_frames
+            next_eval += cfg.eval_every
             evaluation(it, minutes)
         if stop:
             break
@@ -225,28 +271,19 @@ def train(cfg: Config) -> dict[str, Any]:
         summary["final"] = arena_win_rate(best_path, cfg, cfg.final_deals, seed=0)
     summary["wall_minutes"] = (time.perf_counter() - t0) / 60
     summary["cpu_minutes"] = (time.process_time() - c0) / 60
-    with open(os.path.join(run, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    write_json(os.path.join(run, "summary.json"), summary)
     record(summary={k: v for k, v in summary.items() if k != "curve"})
-    log.close()
     return summary
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
-    """``--field value`` for every field of :class:`Config` (tuples as comma lists)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    for f in dataclasses.fields(Config):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default)
-        elif "tuple" in str(f.type):
-            p.add_argument(flag, type=lambda s: tuple(x for x in s.split(",") if x), default=f.default)
-        else:
-            p.add_argument(flag, type=type(f.default), default=f.default)
-    ns = vars(p.parse_args(argv))
-    ns["pi"], ns["vf"] = tuple(int(x) for x in ns["pi"]), tuple(int(x) for x in ns["vf"])
-    ns["opponent_weights"] = tuple(float(x) for x in ns["opponent_weights"])
-    return Config(**ns)
+    """``--field value`` for every field of :class:`Config` (the one generator, :func:`add_fields`)."""
+    p = add_fields(argparse.ArgumentParser(description=__doc__.split("\n")[0]), Config)
+    p.add_argument("--opponent-weights", default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # deprecated
+    ns = p.parse_args(argv)
+    weights = vars(ns).pop("opponent_weights", None)
+    cfg = Config.from_namespace(ns)
+    return cfg if weights is None else Config(**{**dataclasses.asdict(cfg), "opponent_weights": weights})
 
 
 if __name__ == "__main__":

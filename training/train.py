@@ -60,7 +60,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -68,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.outputs import write_json
+from deckgym.outputs import copy_file, new_folder, write_json
 from deckgym.training.args import TrainPlan, validate
 from deckgym.training.config import TrainArgs, build_parser, command_line
 from deckgym.training.interrupts import interrupted_by_ctrl_c, no_interrupts
@@ -156,7 +155,7 @@ def make_env(args: TrainArgs, plan: TrainPlan) -> Any:
         features_version = plan.init_meta.get("features")
     return CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[s for s, _ in plan.pool],
                       opponent_weights=[w for _, w in plan.pool], rules=plan.rules, episode=args.episode,
-                      reward=args.reward, shaping=args.shaping, features=not args.no_features, seed=args.seed,
+                      reward=args.reward, shaping=args.shaping, features=args.features, seed=args.seed,
                       features_version=features_version,
                       history=bool(args.bc_teacher) and acts_on_infostates(args.bc_teacher))
 
@@ -195,9 +194,9 @@ def open_run(args: TrainArgs, plan: TrainPlan, env: Any, model: Any) -> Run:
     config.update(run_name=plan.run_name, rules=repr(plan.rules), pool=plan.pool, eval_against=plan.eval_against,
                   league_threshold=plan.league_threshold, command=command_line(args),
                   planned_steps=plan.planned_steps, start_steps=int(model.num_timesteps))
-    meta = model_metadata(env.core, args.game, features=not args.no_features, features_version=env.features_version,
+    meta = model_metadata(env.core, args.game, features=args.features, features_version=env.features_version,
                           train_config=config)
-    os.makedirs(os.path.join(plan.run_dir, "checkpoints"))
+    os.mkdir(os.path.join(new_folder(plan.run_dir, "--run-name"), "checkpoints"))
     write_json(os.path.join(plan.run_dir, "config.json"), config, default=str)
     writer = SummaryWriter(plan.run_dir)
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items()))
@@ -383,7 +382,7 @@ def finish(run: Run, progress: Progress) -> dict[str, Any]:
             update_metadata(plan.out_path, {**read_metadata(plan.out_path), "arena": final,
                                             "arena_deals": args.final_deals, "training_minutes_total": train_minutes})
         if os.path.abspath(plan.out_path) != os.path.abspath(os.path.join(plan.run_dir, "best.safetensors")):
-            shutil.copy(plan.out_path, os.path.join(plan.run_dir, "best.safetensors"))
+            copy_file(plan.out_path, os.path.join(plan.run_dir, "best.safetensors"))
         trained = steps - run.start_steps
         summary = {"run": plan.run_name, "out": plan.out_path, "steps": trained, "steps_requested": args.total_steps,
                    "model_steps": steps, "init": args.init, "minutes": train_minutes, "best_step": progress.best["step"],

@@ -54,7 +54,7 @@ class CoreVecEnv(VecEnv):
             given as keywords (over it), and any other keyword is a rules field. ``players``
             and ``rules_kwargs`` are deprecated names of ``num_players`` and the rules keywords.
 
-    SB3's differences from the other views (``docs/FRONTENDS.md``): ``num_envs`` 64, ``seed`` 0
+    SB3's differences from the other views (``docs/frontends/defaults.md``): ``num_envs`` 64, ``seed`` 0
     (SB3's ``reset()`` takes no seed), ``illegal_action="raise"`` (a masked learner's illegal
     action is a bug), the finished game shown SAME_STEP with its last
     observation in ``infos[i]["terminal_observation"]``.
@@ -65,7 +65,7 @@ class CoreVecEnv(VecEnv):
     seat = engine_attribute("seat")
     shaping = engine_attribute("shaping")
 
-    #: where SB3's conventions make this view differ from LearnerOptions' defaults (docs/FRONTENDS.md)
+    #: where SB3's conventions make this view differ from LearnerOptions' defaults (docs/frontends/defaults.md)
     DEFAULTS = {"seed": 0, "illegal_action": "raise"}
 
     def __init__(self, game: str, num_envs: int = 64, *, options: LearnerOptions | None = None,

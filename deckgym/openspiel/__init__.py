@@ -1,9 +1,11 @@
-"""deckgym's games in OpenSpiel: ``python_racko`` and ``python_leastscore`` are registered with
-``pyspiel`` when this package is imported (``pip install 'deckgym[openspiel]'``), and
-:func:`bot` turns any deckgym agent spec into a ``pyspiel.Bot``.
+"""deckgym's games in OpenSpiel: every registered game whose descriptor names an OpenSpiel form
+(``GameSpec.openspiel``: ``python_racko``, ``python_leastscore``, ...) is registered with
+``pyspiel`` when this package is imported (``pip install 'deckgym[openspiel]'``): each game's
+module registers itself at its last line, as OpenSpiel's own games do. :func:`bot` turns any
+deckgym agent spec into a ``pyspiel.Bot``.
 
-The game modules (:mod:`deckgym.openspiel.racko`, :mod:`deckgym.openspiel.leastscore`) are the
-readable statement of the rules; a test plays them against the batched cores step by step.
+The game modules (such as :mod:`deckgym.openspiel.racko`) are the readable statement of the
+rules; a test plays them against the batched cores step by step.
 """
 
 from __future__ import annotations
@@ -11,13 +13,20 @@ from __future__ import annotations
 from deckgym.extras import require_extra
 
 require_extra("openspiel", "deckgym.openspiel")  # one line naming the extra, before anything else is imported
-import pyspiel  # noqa: E402
 
 from deckgym.openspiel.bots import bot, ismcts_bot  # noqa: E402
-from deckgym.openspiel.leastscore import GAME_TYPE as _LEASTSCORE_TYPE, LeastScoreGame  # noqa: E402
-from deckgym.openspiel.racko import GAME_TYPE as _RACKO_TYPE, RackoGame  # noqa: E402
+from deckgym.registration import GAMES  # noqa: E402
 
-pyspiel.register_game(_RACKO_TYPE, RackoGame)
-pyspiel.register_game(_LEASTSCORE_TYPE, LeastScoreGame)
 
-__all__ = ["RackoGame", "LeastScoreGame", "bot", "ismcts_bot"]
+def register_games() -> list[str]:
+    """Import the OpenSpiel form of every registered game that has one (registering it with
+    pyspiel; idempotent): the games' names."""
+    names = [name for name, entry in GAMES.items() if entry.spec.openspiel is not None]
+    for name in names:
+        GAMES[name].spec.openspiel_module()
+    return names
+
+
+register_games()
+
+__all__ = ["bot", "ismcts_bot", "register_games"]

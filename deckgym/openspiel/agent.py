@@ -32,18 +32,15 @@ class _OpenSpielAgent(Agent):
     def __init__(self, core: Any, seed: int = 0) -> None:
         import pyspiel  # the package deckgym.openspiel, imported first, checked the extra and registered the games
 
+        from deckgym.agents.policy_file import game_of_core
+        from deckgym.openspiel.common import openspiel_form
+
         super().__init__(core, seed)
         self.params = dict(self.params)
         self.icore = infostate_core(core)
-        racko = hasattr(core, "pile_size")
-        rules = {k: getattr(core.rules, k) for k in core.rules.__dataclass_fields__}
-        if racko:
-            rules["deck_size"] = rules["deck_size"] or 0
-            rules["min_run_to_win"] = -1 if rules["min_run_to_win"] is None else rules["min_run_to_win"]
-        else:
-            rules["sequence_lengths"] = "_".join(map(str, rules["sequence_lengths"]))
-        self.game = pyspiel.load_game("python_racko" if racko else "python_leastscore",
-                                      {**rules, "episode": core.episode, "reward": core.reward})
+        form = openspiel_form(game_of_core(core))  # the game's descriptor names its OpenSpiel form
+        self.game = pyspiel.load_game(form.GAME_TYPE.short_name,
+                                      {**form.params_of(core.rules), "episode": core.episode, "reward": core.reward})
         self.decisions = 0
 
     def seed(self, seed: int) -> None:

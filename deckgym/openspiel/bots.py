@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from deckgym.openspiel.common import core_for
+from deckgym.openspiel.common import GameConfig, core_for, openspiel_form
 
 __all__ = ["bot", "DeckgymBot", "ismcts_bot", "state_from_core", "WorldResampler", "AgentRolloutEvaluator"]
 
@@ -52,10 +52,10 @@ class DeckgymBot(pyspiel.Bot):
 
 
 def bot(game: Any, spec: str, player: int, seed: int = 0) -> DeckgymBot:
-    """The deckgym agent ``spec`` playing seat ``player`` of ``game`` (a ``python_racko`` or
-    ``python_leastscore`` game) as a ``pyspiel.Bot``, e.g. for ``evaluate_bots``."""
-    if not hasattr(game, "config"):
-        raise ValueError(f"bot() needs a deckgym game (python_racko or python_leastscore), got {game}")
+    """The deckgym agent ``spec`` playing seat ``player`` of ``game`` (a deckgym game in OpenSpiel,
+    such as ``python_racko``) as a ``pyspiel.Bot``, e.g. for ``evaluate_bots``."""
+    if not isinstance(getattr(game, "config", None), GameConfig):
+        raise ValueError(f"bot() needs a deckgym game (a python_<game> of deckgym.openspiel), got {game}")
     return DeckgymBot(game, spec, player, seed)
 
 
@@ -64,47 +64,9 @@ def state_from_core(game: Any, core: Any, st: Any, b: int = 0) -> Any:
     OpenSpiel state of ``game`` whose tensors equal the core's observations. Its ``history()``
     is empty: it resumes a game, it does not replay one."""
     s = game.new_initial_state()
-    if hasattr(core, "pile_size"):
-        _racko_from_core(s, core, st, b)
-    else:
-        _leastscore_from_core(s, st, b)
+    openspiel_form(game.config.game).resume(s, core, st, b)  # the game's own OpenSpiel module knows its state
     s.events = ["resumed"]
     return s
-
-
-def _racko_from_core(s: Any, core: Any, st: Any, b: int) -> None:
-    P = core.num_players
-    racks = st.racks[b].astype(int)
-    s.dealer, s.player, s.phase, s.turn = int(st.dealer[b]), int(st.player[b]), int(st.phase[b]), int(st.turn[b])
-    s.racks, s.public = np.abs(racks).tolist(), (racks < 0).tolist()
-    draw, s.discard, s.hand = core.piles(st, b)
-    s.draw, s.draw_known, s.undealt, s.dealt = sorted(draw), False, [], 10 * P + 1
-    s.seen = set(np.flatnonzero(st.pub[b, 0]).tolist()) - {0}
-    s.totals = st.scores[b].astype(int).tolist()
-    s.took = [set(np.flatnonzero(st.took[b, p]).tolist()) for p in range(P)]
-    s.thrown = [set(np.flatnonzero(st.thrown[b, p]).tolist()) for p in range(P)]
-    s.left = [{int(c): int(st.left[b, p, c]) for c in np.flatnonzero(st.left[b, p])} for p in range(P)]
-    s.slot_out = st.slot_out[b].astype(int).tolist()
-    s.slot_turn = st.slot_turn[b].astype(int).tolist()
-    s.log = [[tuple(int(x) for x in e) for e in st.log[b, p] if e[1]] for p in range(P)]
-
-
-def _leastscore_from_core(s: Any, st: Any, b: int) -> None:
-    P = st.hands.shape[1]
-
-    def cards(bits: Any) -> list[int]:
-        return [c for c in range(52) if int(bits) >> c & 1]
-
-    s.hands = [cards(st.hand_bits[b, p]) for p in range(P)]
-    s.known = [set(cards(st.known[b, p])) for p in range(P)]
-    s.floor, s.pending = cards(st.floor_bits[b]), cards(st.pending_bits[b])
-    s.deck, s.dead, s.seen = sorted(st.deck[b, int(st.top[b]):52].tolist()), set(cards(st.dead[b])), set(cards(st.seen[b]))
-    s.undealt, s.totals = [], st.scores[b].astype(int).tolist()
-    s.alive = [bool(int(st.alive[b]) >> p & 1) for p in range(P)]
-    s.cur, s.first, s.phase, s.turn = int(st.player[b]), int(st.first[b]), int(st.phase[b]), int(st.turn[b])
-    s.thrown = [set(cards(st.thrown[b, p])) for p in range(P)]
-    s.picked = [set(cards(st.picked[b, p])) for p in range(P)]
-    s.draws = st.draws[b].astype(int).tolist()
 
 
 class WorldResampler:

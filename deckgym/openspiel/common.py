@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import importlib
+from types import ModuleType
+
 import numpy as np
 import pyspiel
 
+from deckgym.registration import game as game_entry
+
 __all__ = ["GameConfig", "Observer", "game_type", "variant_type", "make_info", "safe_serialize", "safe_deserialize",
-           "resample_with_belief", "core_for", "StateViews", "win_rewards"]
+           "resample_with_belief", "core_for", "StateViews", "win_rewards", "openspiel_form"]
 
 
 class GameConfig:
@@ -170,12 +175,16 @@ _CORES: dict[tuple, Any] = {}
 _BELIEFS: dict[tuple, Any] = {}
 
 
+def openspiel_form(name: str) -> ModuleType:
+    """The OpenSpiel module of the registered game ``name``, as its descriptor names it (imported,
+    so the game is registered with pyspiel); a ValueError if the game has none."""
+    return game_entry(name).spec.openspiel_module()
+
+
 def core_for(cfg: GameConfig, obs: str = "infostate") -> Any:
     """The batched core of ``cfg``'s rules (cached), for beliefs and agents."""
     key = (cfg.rules, cfg.episode, cfg.reward, obs)
     if key not in _CORES:
-        from deckgym.registration import game as game_entry
-
         core = game_entry(cfg.game).spec.core
         _CORES[key] = core(cfg.rules, episode=cfg.episode, reward=cfg.reward, obs=obs)
     return _CORES[key]
@@ -185,10 +194,6 @@ def belief_for(cfg: GameConfig, model: str) -> Any:
     """deckgym's belief sampler ``model`` for ``cfg``'s game (cached)."""
     key = (cfg.rules, cfg.episode, cfg.reward, model)
     if key not in _BELIEFS:
-        import importlib
-
-        from deckgym.registration import game as game_entry
-
         target = game_entry(cfg.game).spec.belief
         if target is None:
             raise ValueError(f"game {cfg.game!r} has no belief sampler (its descriptor's belief)")

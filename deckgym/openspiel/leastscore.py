@@ -2,6 +2,12 @@
 (L1–L10) for one game, in plain Python, written to be read before the batched core
 (:mod:`leastscore_env`).
 
+Which copy of the rules is normative: the batched core (:class:`leastscore_env.LeastScoreCore`)
+is the product, what every env, agent and trainer plays. This module is the readable reference
+that checks it: ``tests/test_openspiel_oracle.py`` plays both with the same chance outcomes and
+compares every legal-action set, observation, reward and score. Where the two disagree, the
+test fails, and ``docs/RULES.md`` decides which one is wrong.
+
 ``pyspiel.load_game("python_leastscore(num_players=3)")`` once :mod:`deckgym.openspiel` is
 imported. Every field of :class:`leastscore_env.LeastScoreRules` is a parameter with the same
 name and default (``sequence_lengths`` as text, ``"3_5"``: a game string would end the parameter
@@ -18,6 +24,7 @@ top card is a uniform draw from its cards; after L6 the dead pile is that deck. 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -372,3 +379,65 @@ def card_blocks(blocks: list) -> np.ndarray:
     out = np.zeros(52 * len(blocks), np.float32)
     out[[52 * k + c for k, ids in enumerate(blocks) for c in ids]] = 1
     return out
+
+
+def params_of(rules: LeastScoreRules) -> dict:
+    """The game parameters of ``rules`` (``sequence_lengths`` as ``"3_5"``)."""
+    p = {k: getattr(rules, k) for k in rules.__dataclass_fields__}
+    p["sequence_lengths"] = "_".join(map(str, p["sequence_lengths"]))
+    return p
+
+
+def resume(s: "LeastScoreState", core: Any, st: Any, b: int) -> None:
+    """Set the new state ``s`` to game ``b`` of the core state ``st`` (an ``obs="infostate"`` core's)."""
+    P = st.hands.shape[1]
+
+    def cards(bits: Any) -> list[int]:
+        return [c for c in range(52) if int(bits) >> c & 1]
+
+    s.hands = [cards(st.hand_bits[b, p]) for p in range(P)]
+    s.known = [set(cards(st.known[b, p])) for p in range(P)]
+    s.floor, s.pending = cards(st.floor_bits[b]), cards(st.pending_bits[b])
+    s.deck, s.dead, s.seen = sorted(st.deck[b, int(st.top[b]):52].tolist()), set(cards(st.dead[b])), set(cards(st.seen[b]))
+    s.undealt, s.totals = [], st.scores[b].astype(int).tolist()
+    s.alive = [bool(int(st.alive[b]) >> p & 1) for p in range(P)]
+    s.cur, s.first, s.phase, s.turn = int(st.player[b]), int(st.first[b]), int(st.phase[b]), int(st.turn[b])
+    s.thrown = [set(cards(st.thrown[b, p])) for p in range(P)]
+    s.picked = [set(cards(st.picked[b, p])) for p in range(P)]
+    s.draws = st.draws[b].astype(int).tolist()
+
+def feed_deal(core: Any, st: Any, os_state: "LeastScoreState") -> None:
+    """The core's deal (L3) of game 0 of ``st`` as the OpenSpiel state's chance outcomes (the oracle's lock step)."""
+    if os_state.first < 0:
+        os_state.apply_action(int(st.first[0]))
+    if os_state.first != int(st.first[0]):
+        raise AssertionError(f"first player: openspiel {os_state.first}, core {int(st.first[0])}")
+    hands = core.hand_cards(st)[0]
+    while os_state.is_chance_node():
+        seat, _ = os_state.next_deal()
+        if seat >= 0:
+            held = [int(c) for c in hands[seat] if c >= 0 and int(c) not in os_state.hands[seat]]
+            os_state.apply_action(held[0])
+        else:  # the card turned up: the floor
+            floor = [c for c in range(52) if int(st.floor_bits[0]) >> c & 1]
+            os_state.apply_action(floor[0])
+
+
+_ROUND_CORES: dict = {}
+
+
+def drawn_card(core: Any, st: Any, before: Any, a: int, os_state: "LeastScoreState") -> int:
+    """The card the core just drew: the drawer's new card, from the step replayed on ``before`` (the
+    state before it) in a round episode (a match may have dealt anew since)."""
+    key = (core.rules, core.reward)
+    round_core = _ROUND_CORES.get(key) or _ROUND_CORES.setdefault(
+        key, type(core)(core.rules, episode="round", reward=core.reward, obs="infostate"))
+    round_core.step(before, np.array([a]))
+    held = [int(c) for c in round_core.hand_cards(before)[0, os_state.cur]
+            if c >= 0 and int(c) not in os_state.hands[os_state.cur]]
+    if len(held) != 1:
+        raise AssertionError(f"the drawn card: {held}")
+    return held[0]
+
+
+pyspiel.register_game(GAME_TYPE, LeastScoreGame)  # as OpenSpiel's own games do: importing the module registers it

@@ -1,6 +1,12 @@
 """Rack-O as an OpenSpiel game, ``python_racko``: the rules of ``docs/RULES.md`` (R1–R12) for
 one game, in plain Python, written to be read before the batched core (:mod:`racko_env`).
 
+Which copy of the rules is normative: the batched core (:class:`racko_env.RackoCore`) is the
+product, what every env, agent and trainer plays. This module is the readable reference that
+checks it: ``tests/test_openspiel_oracle.py`` plays both with the same chance outcomes and
+compares every legal-action set, observation, reward and score. Where the two disagree, the
+test fails, and ``docs/RULES.md`` decides which one is wrong.
+
 ``pyspiel.load_game("python_racko(num_players=3,reshuffle=flip)")`` once :mod:`deckgym.openspiel`
 is imported. Every field of :class:`racko_env.RackoRules` is a parameter with the same name and
 default (``deck_size=0`` and ``min_run_to_win=-1`` stand for the rules' ``None``: by player
@@ -14,6 +20,8 @@ a flipped pile is no chance at all. Player actions are the core's ids (``racko_e
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -354,3 +362,51 @@ class RackoObserver(Observer):
         if "slot_out" in self.dict:  # perfect recall: the public history of the round
             text += " | " + " ".join(st.events)
         return text
+
+
+def params_of(rules: RackoRules) -> dict:
+    """The game parameters of ``rules`` (``deck_size=0`` and ``min_run_to_win=-1`` for the rules' None)."""
+    p = {k: getattr(rules, k) for k in rules.__dataclass_fields__}
+    p["deck_size"] = p["deck_size"] or 0
+    p["min_run_to_win"] = -1 if p["min_run_to_win"] is None else p["min_run_to_win"]
+    return p
+
+
+def resume(s: "RackoState", core: Any, st: Any, b: int) -> None:
+    """Set the new state ``s`` to game ``b`` of the core state ``st`` (an ``obs="infostate"`` core's)."""
+    P = core.num_players
+    racks = st.racks[b].astype(int)
+    s.dealer, s.player, s.phase, s.turn = int(st.dealer[b]), int(st.player[b]), int(st.phase[b]), int(st.turn[b])
+    s.racks, s.public = np.abs(racks).tolist(), (racks < 0).tolist()
+    draw, s.discard, s.hand = core.piles(st, b)
+    s.draw, s.draw_known, s.undealt, s.dealt = sorted(draw), False, [], 10 * P + 1
+    s.seen = set(np.flatnonzero(st.pub[b, 0]).tolist()) - {0}
+    s.totals = st.scores[b].astype(int).tolist()
+    s.took = [set(np.flatnonzero(st.took[b, p]).tolist()) for p in range(P)]
+    s.thrown = [set(np.flatnonzero(st.thrown[b, p]).tolist()) for p in range(P)]
+    s.left = [{int(c): int(st.left[b, p, c]) for c in np.flatnonzero(st.left[b, p])} for p in range(P)]
+    s.slot_out = st.slot_out[b].astype(int).tolist()
+    s.slot_turn = st.slot_turn[b].astype(int).tolist()
+    s.log = [[tuple(int(x) for x in e) for e in st.log[b, p] if e[1]] for p in range(P)]
+
+def feed_deal(core: Any, st: Any, os_state: "RackoState") -> None:
+    """The core's deal (R3) of game 0 of ``st`` as the OpenSpiel state's chance outcomes (the oracle's lock step)."""
+    P = core.num_players
+    if os_state.dealer < 0:
+        os_state.apply_action(int(st.dealer[0]))
+    dealer = int(st.dealer[0])
+    if os_state.dealer != dealer:
+        raise AssertionError(f"dealer: openspiel {os_state.dealer}, core {dealer}")
+    racks = core.racks(st)[0]
+    for j in range(10 * P):
+        os_state.apply_action(int(racks[(dealer + 1 + j) % P, 9 - j // P]))
+    _, discard, _ = core.piles(st)
+    os_state.apply_action(int(discard[-1]))
+
+
+def drawn_card(core: Any, st: Any, before: Any, a: int, os_state: "RackoState") -> int:
+    """The card the core just drew (the card in hand), as the OpenSpiel draw's chance outcome."""
+    return int(core.piles(st)[2])
+
+
+pyspiel.register_game(GAME_TYPE, RackoGame)  # as OpenSpiel's own games do: importing the module registers it

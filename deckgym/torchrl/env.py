@@ -129,7 +129,7 @@ class DeckGymTorchEnv(EnvBase):
 
     batch_locked = True
     game: str | None = None  # the per-game classes (RackoEnv, ...) fix it
-    #: TorchRL's batched envs are large: 1024 games unless told (docs/FRONTENDS.md)
+    #: TorchRL's batched envs are large: 1024 games unless told (docs/frontends/defaults.md)
     DEFAULT_NUM_ENVS = 1024
 
     def __init__(self, num_envs: int | None = None, *, game: str | None = None, self_play: bool = False,

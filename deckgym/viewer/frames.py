@@ -10,20 +10,26 @@ puts each decision in words (``phase_text``): the page shows no name meant for c
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from deckgym.registration import game as game_entry
 from deckgym.replay import Replay, ReplayError, jsonable, load, state_from_raw
+from deckgym.viewer.budget import OutOfBudget, spend
+
+MAX_LABEL_SPEC = 40  # characters of an agent spec in a seat's label: the label is drawn on every table
 
 
 def table_view(game: str) -> Any:
     """The game's ``table_view`` module (``god_table``, ``seat_table``)."""
-    return game_entry(game).spec.table_view
+    return game_entry(game).descriptor.table_view
 
 
 def seat_labels(header: dict[str, Any]) -> list[str]:
-    return [f"player_{s} ({spec})" for s, spec in enumerate(header["seats"])]
+    """``player_S (SPEC)`` per seat, the spec cut to ``MAX_LABEL_SPEC`` characters (the header keeps it whole)."""
+    return [f"player_{s} ({spec if len(spec) <= MAX_LABEL_SPEC else spec[:MAX_LABEL_SPEC - 3] + '...'})"
+            for s, spec in enumerate(header["seats"])]
 
 
 def final_table(tv: Any, state: dict[str, Any], labels: list[str]) -> dict[str, Any]:
@@ -47,13 +53,19 @@ def seat_views(core: Any, tv: Any, raw: dict[str, str], labels: list[str]) -> li
 
 
 def frames(replay: Replay) -> dict[str, Any]:
-    """The page's data for one replay: ``header``, ``labels``, ``frames`` (moves, then the end) and ``end``."""
+    """The page's data for one replay: ``header``, ``labels``, ``frames`` (moves, then the end) and ``end``.
+
+    Each frame is counted against the request's budget (``deckgym.viewer.budget``): a replay that
+    would take too long or answer too much raises :class:`OutOfBudget` instead."""
+    what = f"replay {os.path.basename(replay.path)}"
+    spend(len(json.dumps(replay.header)), what)
     core = replay.make_core()
     tv = table_view(replay.game)
     labels = seat_labels(replay.header)
     ends = {r.get("decision"): r for r in replay.rounds}  # a match: the move that ended each round but the last
     out = []
     for d in replay.decisions:
+        spend(0, what)  # the time, before each frame's work
         legal_moves = d.get("legal_moves") or [core.action_names[a] for a in d["legal"]]
         policy = None
         if "probs" in d:
@@ -67,6 +79,7 @@ def frames(replay: Replay) -> dict[str, Any]:
                     if (r := ends.get(d.get("index"))) else None,
                     "god": jsonable(tv.god_table(d["state"], labels)),
                     "seats": seat_views(core, tv, d["raw"], labels)})
+        spend(len(json.dumps(out[-1])), what)
     end = replay.end
     if end is not None:
         final = final_table(tv, end["state"], labels)  # the end shows every hand: each seat's view is the god view
@@ -94,7 +107,7 @@ class ReplayLibrary:
         else:
             raise ValueError(f"{path}: no such file or folder")
         self.files = files
-        self._cache: dict[int, dict[str, Any]] = {}
+        self._cache: dict[int, dict[str, Any] | str] = {}  # a replay's frames, or why it cannot be drawn
         self.items: list[dict[str, Any]] = []
         for i, f in enumerate(files):
             try:
@@ -110,9 +123,16 @@ class ReplayLibrary:
         if i not in self._cache:
             try:
                 self._cache[i] = frames(load(self.files[i]))
+            except OutOfBudget as exc:
+                if not exc.client_gone:  # the same file would run out again: asked again, it costs nothing
+                    self._cache[i] = f"replay {self.files[i]}: {exc}"
+                raise ReplayError(f"replay {self.files[i]}: {exc}") from None
             except Exception as exc:  # a well-formed file whose content the game cannot draw: named, not a crash
-                raise ReplayError(_reason(self.files[i], exc)) from None
-        return self._cache[i]
+                self._cache[i] = _reason(self.files[i], exc)
+        got = self._cache[i]
+        if isinstance(got, str):
+            raise ReplayError(got)
+        return got
 
 
 def _reason(path: str, exc: Exception) -> str:

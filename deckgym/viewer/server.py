@@ -11,9 +11,12 @@ carries a random token (``http://127.0.0.1:PORT/?token=T``, as Jupyter's does) a
 server's own, or a ``POST`` that is not ``Content-Type: application/json`` gets a 403
 before the app sees it. Other web sites therefore cannot drive it (a cross-site ``fetch``
 can send neither the token nor that content type without a CORS preflight, which is never
-granted) and a DNS-rebound page cannot read it. Requests time out, handler threads are
-capped (more connections wait in the listen queue), pages cannot be framed, and the JSON
-is strict (no ``NaN``/``Infinity``). An unexpected error answers a one-line 500 and logs
+granted) and a DNS-rebound page cannot read it. A connection must send its whole request
+within a deadline and ends by another; connections are capped in all and per client, and
+the slots that work on requests are taken only once a request has been read
+(``deckgym.viewer.connections``); the work of one answer is bounded in time and bytes and
+stops when its client goes away (``deckgym.viewer.budget``). Pages cannot be framed, and the
+JSON is strict (no ``NaN``/``Infinity``, no duplicate keys). An unexpected error answers a one-line 500 and logs
 one line on stderr; a client that hangs up logs nothing.
 """
 
@@ -29,10 +32,18 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from deckgym.strict_json import JSONError, loads as strict_loads
+from deckgym.viewer.budget import MAX_ANSWER_BYTES, SECONDS, request_budget
+from deckgym.viewer.connections import ClientCap, Watchdog, client_alive
+
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024
 REQUEST_TIMEOUT = 10.0  # seconds a connection may stay silent
-MAX_THREADS = 16  # handler threads at once; more connections wait in the listen queue
+REQUEST_DEADLINE = 10.0  # seconds to send the whole request (line, headers, body), however it trickles
+CONNECTION_DEADLINE = 120.0  # seconds a connection may last in all, its answer included
+MAX_THREADS = 16  # requests worked on at once (taken once a request has been read)
+MAX_CONNECTIONS = 64  # connections served at once; more wait in the listen queue
+MAX_PER_CLIENT = 32  # connections of one client address served at once; more wait in its own queue
 TOKEN_HEADER = "X-Deckgym-Token"
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
@@ -80,16 +91,26 @@ class JsonApp:
 
 
 class LocalServer(ThreadingHTTPServer):
-    """A threading HTTP server with a token, a cap on handler threads and quiet hang-ups."""
+    """A threading HTTP server with a token, caps on connections (in all and per client), a
+    deadline per connection, work slots taken once a request is read, and quiet hang-ups
+    (``deckgym.viewer.connections``)."""
 
     daemon_threads = True
-    request_queue_size = 128  # connections over the thread cap wait here, not refused by the kernel
+    request_queue_size = 128  # connections over the connection cap wait here, not refused by the kernel
 
-    def __init__(self, port: int, app: JsonApp, token: str, timeout: float, max_threads: int, what: str) -> None:
+    def __init__(self, port: int, app: JsonApp, token: str, timeout: float, max_threads: int, what: str,
+                 max_connections: int = MAX_CONNECTIONS, max_per_client: int = MAX_PER_CLIENT,
+                 request_deadline: float = REQUEST_DEADLINE, connection_deadline: float = CONNECTION_DEADLINE,
+                 work_seconds: float = SECONDS, max_answer: int = MAX_ANSWER_BYTES) -> None:
         self.app, self.token, self.what = app, token, what
-        self.slots = threading.BoundedSemaphore(max_threads)
+        self.slots = threading.BoundedSemaphore(max_threads)  # requests being worked on
+        self.connections = threading.BoundedSemaphore(max_connections)
+        self.per_client = ClientCap(max_per_client)
+        self.request_deadline, self.connection_deadline = request_deadline, connection_deadline
+        self.work_seconds, self.max_answer = work_seconds, max_answer
         self.refused = 0  # 403 answers so far (what a test of an attack counts)
         self._count = threading.Lock()
+        self.watchdog = Watchdog()  # first: a failed bind calls server_close, which stops it
         super().__init__((HOST, port), _handler(app, timeout))
         self.allowed_hosts = {f"127.0.0.1:{self.server_port}", f"localhost:{self.server_port}"}
         self.allowed_origins = {f"http://{h}" for h in self.allowed_hosts}
@@ -99,18 +120,41 @@ class LocalServer(ThreadingHTTPServer):
             self.refused += 1
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        self.slots.acquire()  # at the cap the accept loop waits: a request frees its slot within the timeout
+        turn = self.per_client.take(str(client_address[0]), (request, client_address))
+        if turn == "go":
+            self._start(request, client_address)
+        elif turn == "full":
+            self.shutdown_request(request)
+
+    def _start(self, request: Any, client_address: Any) -> None:
+        self.connections.acquire()  # at the cap the accept loop waits: a connection ends by its deadline
+        self.watchdog.watch(request, self.request_deadline)  # from when it has a thread to send to
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.slots.release()
+            self._ended(request, client_address)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            self._ended(request, client_address)
+
+    def _ended(self, request: Any, client_address: Any) -> None:
+        self.watchdog.unwatch(request)
+        self.connections.release()
+        following = self.per_client.done(str(client_address[0]))
+        if following is not None:  # the client's next connection takes this one's place
+            self._start(*following)
+
+    def request_read(self, request: Any) -> None:
+        """The whole request has arrived: from now on only the connection's own deadline counts."""
+        self.watchdog.watch(request, max(0.0, self.connection_deadline - self.request_deadline))
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.watchdog.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
@@ -205,8 +249,13 @@ def _handler(app: JsonApp, timeout: float) -> type[BaseHTTPRequestHandler]:
 
         # -- answers ----------------------------------------------------------------------------
         def _answer(self, fn: Any, *args: Any) -> None:
+            """Run the app in a work slot, within the request's time and output budget
+            (``deckgym.viewer.budget``): a request that runs out gets a one-line 400."""
             try:
-                result = fn(*args)
+                with self.server.slots:
+                    with request_budget(self.server.work_seconds, self.server.max_answer,
+                                        alive=lambda: client_alive(self.connection)):
+                        result = fn(*args)
             except RequestError as exc:
                 return self._json(exc.status, {"error": one_line(exc)})
             except ValueError as exc:  # the app's own checks (a replay that cannot be read, ...)
@@ -247,19 +296,22 @@ def _handler(app: JsonApp, timeout: float) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return self._json(413, {"error": f"request body too large ({n} bytes, at most {MAX_BODY})"})
             raw = self.rfile.read(n) if n > 0 else b""
-            if len(raw) < n:  # the client hung up half-way
+            if len(raw) < n:  # the client hung up half-way (or ran past the deadline and was cut)
                 self.close_connection = True
                 return
+            self.server.request_read(self.connection)
             try:
-                body = json.loads(raw.decode("utf-8")) if raw else None
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                return self._json(400, {"error": "malformed request: the body is not JSON"})
+                body = strict_loads(raw, "malformed request: the body") if raw else None
+            except JSONError as exc:  # NaN, Infinity and duplicate keys too, before any type check
+                return self._json(400, {"error": str(exc)})
             self._answer(app.post, url.path, body)
 
         def do_GET(self) -> None:
+            self.server.request_read(self.connection)
             self._guarded(self._get)
 
         def do_HEAD(self) -> None:
+            self.server.request_read(self.connection)
             self._guarded(self._get)
 
         def do_POST(self) -> None:
@@ -269,19 +321,20 @@ def _handler(app: JsonApp, timeout: float) -> type[BaseHTTPRequestHandler]:
 
 
 def make_server(app: JsonApp, port: int = 0, token: str | None = None, timeout: float = REQUEST_TIMEOUT,
-                max_threads: int = MAX_THREADS, what: str = "viewer") -> LocalServer:
+                max_threads: int = MAX_THREADS, what: str = "viewer", **limits: Any) -> LocalServer:
     """A server for ``app`` on 127.0.0.1:``port`` (0: any free port; see ``server.server_port``).
 
     ``token``: what every ``/api/`` request must present (None: a fresh random one,
     ``server.token``); ``timeout``: seconds a connection may stay silent; ``max_threads``:
-    requests handled at once."""
+    requests worked on at once; ``limits``: ``max_connections``, ``max_per_client``,
+    ``request_deadline``, ``connection_deadline``, ``work_seconds``, ``max_answer`` (see :class:`LocalServer`)."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"--port must be an int in 0..65535, got {port!r}")
     token = secrets.token_urlsafe(24) if token is None else token
     if not token or not token.isascii():
         raise ValueError("the server's token must be a non-empty ASCII string")
     try:
-        return LocalServer(port, app, token, timeout, max_threads, what)
+        return LocalServer(port, app, token, timeout, max_threads, what, **limits)
     except OSError as exc:
         hint = " (--port 0 takes any free port)" if port else ""
         raise ValueError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}{hint}") from None

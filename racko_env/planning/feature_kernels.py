@@ -30,7 +30,7 @@ _F32 = np.float32
 
 def layout(core) -> np.ndarray:
     """The offsets ``L`` of ``core``'s observation rows (see the module doc)."""
-    o = core._obs_off
+    o = {name: sl.start for name, sl in core.obs_slices.items()}
     return np.array([core.deck_size, o["opp_known"], 10 * (core.num_players - 1), o["phase"], o["hand"],
                      o["discard_top"], o["in_discard"], int(core.rules.min_run_to_win)], dtype=np.int64)
 

@@ -26,6 +26,11 @@ only loop is over the distinct numbers of live players in the batch.
 
 It pins ``leastscore_env.planning.dp`` (the value tables, and the compiled ``plan_kernels`` rows) and
 the dp decisions of ``deckgym.agents.leastscore_plan``, bit for bit.
+
+Why it is not the shipped code itself: the shipped ``leastscore_env.planning.dp`` computes
+the value tables' best-discard-then-draw step and the decisions in compiled row functions
+(``plan_kernels``, numba); this is the plain-numpy formulation they are pinned to, bit for bit
+(``tests/test_leastscore_plan_oracle.py``).
 """
 
 from __future__ import annotations

@@ -49,6 +49,11 @@ heuristic's decision (``leastscore_env.planning.dp.dp_plan``, same legal mask):
 ======================  =======  ==============================================================
 
 Changing the layout means bumping ``FEATURES_VERSION``.
+
+Why it is not the shipped code itself: the package ships only the compiled pass
+(``leastscore_env.planning.feature_kernels``, numba) that computes these columns from
+observation rows; this is the plain-numpy formulation it is pinned to, bit for bit
+(``tests/test_leastscore_plan_oracle.py``).
 """
 
 from __future__ import annotations

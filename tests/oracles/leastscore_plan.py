@@ -16,6 +16,10 @@ heuristics' decisions built on it in ``deckgym.agents.leastscore_plan``, bit for
 Action layout (L4): ``a`` in 0..30 discards the hand cards whose bits are set in ``a + 1``
 (hand in canonical card-id order), 31 declares, 32 draws the deck top, ``33 + j`` takes the
 j-th floor card.
+
+Why it is not the shipped code itself: the package's ``leastscore_env.planning.plan`` runs
+its per-game work in compiled row functions (``plan_kernels``, numba); this is the plain-numpy
+formulation they are pinned to, bit for bit (``tests/test_leastscore_plan_oracle.py``).
 """
 
 from __future__ import annotations

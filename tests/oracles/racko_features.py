@@ -54,6 +54,11 @@ The planner block lets a network start from the heuristic's play (behaviour clon
 reaches it exactly) and learn where to deviate. Changing a layout means a new
 ``FEATURES_VERSION``; a model records the version it was trained with, and
 ``SUPPORTED_VERSIONS`` lists those this code still computes.
+
+Why it is not the shipped code itself: the package ships only the compiled pass
+(``racko_env.planning.feature_kernels``, numba) that computes these columns from observation
+rows; this is the plain-numpy formulation it is pinned to, bit for bit
+(``tests/test_racko_feature_kernels.py``, ``tests/test_racko_plan_oracle.py``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ that picks the increasing subsequence cheapest to complete, tracking the R7 run.
 
 It pins ``racko_env.planning.plan`` (and the compiled ``plan_kernels`` and ``sequence_kernel`` behind
 it): the tests check that the shipped planner gives these costs and decisions bit for bit.
+
+Why it is not the shipped code itself: the package ships only the compiled formulation (the
+sequence DP and its rows are numba kernels, ``sequence_kernel`` and ``plan_kernels``); this is
+the plain-numpy formulation they are pinned to, kept here so that a change to a kernel is
+checked against an independent statement of the same computation.
 """
 
 from __future__ import annotations
