@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     init_ray(None, num_cpus=max(runners) + sum(runners))  # logical CPUs: every side's runners stay alive
     rollout, minibatch, epochs, net = 4096, 1024, 4, "256,256"
-    env = CoreVecEnv(args.game, num_envs=64, opponents=[args.opponent], players=args.players, seed=args.seed)
+    env = CoreVecEnv(args.game, num_envs=64, opponents=[args.opponent], num_players=args.players, features=True, seed=args.seed)
     sb3 = MaskablePPO("MlpPolicy", env, n_steps=rollout // 64, batch_size=minibatch, n_epochs=epochs, seed=args.seed,
                       device="cpu", policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}})
     without_log_folder(sb3)  # else each learn() leaves an empty SB3-<time> folder in the temp dir

@@ -7,9 +7,9 @@ Per round, each path plays under a masked random policy for about ``--seconds`` 
 
 - ``pettingzoo``: ``torchrl.envs.PettingZooWrapper(<game>_env.env(), use_mask=True).rollout``
   (one game; every step is one agent's move; its ``rand_action`` follows the mask);
-- ``native self-play``: ``RackOEnv(B, self_play=True).rollout(..., break_when_any_done=False)``
-  (``B`` games; agent-steps = B × steps), the env's ``rand_action`` (``core.sample_legal``);
-- ``native learner``: ``RackOEnv(B, opponents=["random"])``: learner decisions (the opponent's
+- ``native self-play``: ``RackoEnv(B, self_play=True).rollout(..., break_when_any_done=False)``
+  (``B`` games; agent-steps = B × steps), the env's ``rand_action`` (TorchRL's, from the action spec's kept-current mask);
+- ``native learner``: ``RackoEnv(B, opponents=["random"])``: learner decisions (the opponent's
   moves are played inside the env and not counted);
 - ``collector``: TorchRL's ``Collector`` over the self-play env with the same masked random
   policy, ``frames_per_batch = 32 B``: frames (agent-steps) per CPU second.

@@ -12,7 +12,7 @@ few rollouts after a warm-up one. The parts:
   same kernel called by a planning opponent is ``opponents: planner kernel``;
 - ``opponents`` (their ``act`` calls, through ``play_out``);
 - ``core`` (``step``, ``legal_action_mask``, ``reset_where``, ``current_player``), ``observe``;
-- ``vector env loop`` (the rest of ``DeckGymVectorEnv._play`` and the SB3 adapter);
+- ``vector env loop`` (the rest of ``LearnerEngine.play`` and the SB3 adapter);
 - ``rollout`` (SB3's ``collect_rollouts`` minus the env: the policy's forward pass, masks,
   the rollout buffer) and ``PPO update`` (``train``).
 """
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from deckgym.agents.ppo import without_log_folder
 
     import deckgym.playout as playout
-    import deckgym.vector_env as vector_env
+    import deckgym.learner as learner
     from deckgym.registration import game as game_entry
     from deckgym.training.vec_env import CoreVecEnv
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
         setattr(owner, name, timed)
 
-    env = CoreVecEnv(args.game, num_envs=args.num_envs, opponents=args.opponent.split(","), players=args.players,
+    env = CoreVecEnv(args.game, num_envs=args.num_envs, opponents=args.opponent.split(","), num_players=args.players,
                      features=not args.no_features, seed=0)
     core_class = type(env.core)
     for name in ("step", "legal_action_mask", "reset_where", "current_player"):
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
         wrap(plan, "_run_kernel", "planner kernel")
     wrap(playout, "act_by_owner", "opponents")
-    wrap(vector_env.DeckGymVectorEnv, "_play", "vector env loop")
+    wrap(learner.LearnerEngine, "play", "vector env loop")
     wrap(CoreVecEnv, "step_wait", "vector env loop")
     wrap(ppo_mask.MaskablePPO, "train", "PPO update")
     wrap(ppo_mask.MaskablePPO, "collect_rollouts", "rollout (policy, masks, buffer)")

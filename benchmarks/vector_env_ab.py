@@ -1,15 +1,17 @@
 """This tree's vector env against another revision's, alternating in one process.
 
-    python benchmarks/vector_env_ab.py racko --before REV [--opponent racko:sequence] [--no-features] [--train]
+    python benchmarks/vector_env_ab.py racko --before REV [--opponent racko:sequence] [--no-features]
 
 ``REV``'s ``deckgym/vector_env.py`` (``git show REV:deckgym/vector_env.py``) is loaded next
 to this tree's; everything else (cores, features, agents, ``play_out``) is this tree's, so
-the ratio is what the vector env's own loop changed. Both envs play the same seeded games.
+the ratio is what the vector env's own loop changed (with its engine, ``deckgym.learner``,
+where the loop lives now). Both envs play the same seeded games.
 
-- environment only: random legal actions through ``_play`` (what ``CoreVecEnv.step`` runs),
+- environment only: random legal actions through the public ``step`` (``SAME_STEP``),
   learner decisions per CPU second, short chunks alternating;
-- ``--train``: MaskablePPO end to end on ``CoreVecEnv`` (the same network and settings as
-  ``benchmarks.train_bench``), one rollout and its update at a time, alternating.
+(The end-to-end MaskablePPO comparison this script once ran swapped the old vector env into
+``CoreVecEnv``, which now drives the engine itself; ``benchmarks/train_bench.py`` measures
+training speed.)
 
 Medians of the paired after/before ratios are printed (one per round): the machine is
 shared, and only figures measured side by side are compared.
@@ -45,6 +47,9 @@ def load_revision(rev: str):
         spec = importlib.util.spec_from_file_location("vector_env_before", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+    if not hasattr(mod.DeckGymVectorEnv, "masks") and not hasattr(mod, "LearnerEngine"):
+        # an env of before deckgym.learner: this tree's step_infos reads the engine's public mask
+        mod.DeckGymVectorEnv.masks = property(lambda env: env._masks)
     return mod
 
 
@@ -53,7 +58,7 @@ def env_rate(env, rng, seconds: float) -> float:
     n, t0 = 0, time.process_time()
     while time.process_time() - t0 < seconds:
         m = env.action_masks()
-        env._play(np.argmax(rng.random(m.shape) * m, axis=1))
+        env.step(np.argmax(rng.random(m.shape) * m, axis=1))
         n += env.num_envs
     return n / (time.process_time() - t0)
 
@@ -68,7 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-features", action="store_true")
     ap.add_argument("--rounds", type=int, default=8, help="alternating pairs measured (after one warm-up pair)")
     ap.add_argument("--chunk", type=float, default=1.0, help="CPU seconds per environment-only chunk")
-    ap.add_argument("--train", action="store_true", help="also MaskablePPO end to end, one rollout per side per round")
     args = ap.parse_args(argv)
     before = load_revision(args.before)
     kw = dict(num_envs=args.num_envs, num_players=args.players, opponents=[args.opponent],
@@ -89,31 +93,6 @@ def main(argv: list[str] | None = None) -> int:
                 rates[k].append(v)
     report("environment only, learner decisions per CPU second", rates)
 
-    if args.train:
-        import torch
-        from sb3_contrib import MaskablePPO
-
-        from deckgym.agents.ppo import without_log_folder
-        from deckgym.training.vec_env import CoreVecEnv
-
-        torch.set_num_threads(1)
-        models = {}
-        for k, m in sides.items():
-            venv = CoreVecEnv(args.game, num_envs=args.num_envs, opponents=[args.opponent], players=args.players,
-                              features=not args.no_features, seed=0)
-            venv.venv = m.DeckGymVectorEnv(args.game, autoreset_mode=AutoresetMode.SAME_STEP, **kw)
-            models[k] = without_log_folder(MaskablePPO(  # no SB3-<time> folder per learn() in the temp dir
-                "MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=4, seed=0, device="cpu",
-                policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}}))
-        chunk = args.num_envs * 64
-        rates = {k: [] for k in sides}
-        for r in range(args.rounds + 1):
-            for k in (("before", "after") if r % 2 else ("after", "before")):
-                t0 = time.process_time()
-                models[k].learn(chunk, reset_num_timesteps=r == 0)
-                if r:
-                    rates[k].append(chunk / (time.process_time() - t0))
-        report("MaskablePPO end to end, learner decisions per CPU second", rates)
     return 0
 
 

@@ -47,22 +47,24 @@ of seed ``s`` (the deal of ``racko_env.env().reset(seed=s)``).
 - **Render**: ``render_mode="ansi"`` (text) or ``"rgb_array"`` (picture), the games'
   spectator renderers (every rack/hand is shown: for watching, not for the agent).
 
-Other keyword arguments are fields of the game's rules (``bonus=True``, ``max_turns=``...).
+The keywords are the fields of :class:`deckgym.learner_options.LearnerOptions` (or
+``options=``), the same defaults as every other view; any other keyword is a field of the
+game's rules (``bonus=True``, ``max_turns=``...).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 
-from deckgym.illegal import check_illegal_action_mode
+from deckgym.learner import LearnerEngine
+from deckgym.learner_options import LearnerOptions
 from deckgym.registration import game as game_entry
 from deckgym.rng import check_seed
-from deckgym.vector_env import DeckGymVectorEnv
+from deckgym.vector_env import make_agent_from_spec
 
 __all__ = ["DeckGymEnv", "MaskedDiscrete"]
 
@@ -93,39 +95,26 @@ class DeckGymEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
-    def __init__(
-        self,
-        game: str = "racko",
-        num_players: int | None = None,
-        opponents: Sequence[Any] | str | None = None,
-        opponent_weights: Sequence[float] | None = None,
-        seat: int | None = None,
-        episode: str = "round",
-        reward: str = "win",
-        shaping: float = 0.0,
-        features: bool = False,
-        illegal_action: str = "terminate",
-        render_mode: str | None = None,
-        obs: str = "default",
-        **rule_kwargs: Any,
-    ) -> None:
-        check_illegal_action_mode(illegal_action)
+    def __init__(self, game: str = "racko", *, render_mode: str | None = None,
+                 options: LearnerOptions | None = None, **kwargs: Any) -> None:
+        opt = LearnerOptions.from_kwargs(options, **kwargs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self._venv = DeckGymVectorEnv(
-            game, num_envs=1, num_players=num_players, opponents=opponents, opponent_weights=opponent_weights,
-            seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
-            autoreset_mode=AutoresetMode.SAME_STEP, seed=0, obs=obs, illegal_action=illegal_action, **rule_kwargs,
-        )
-        self._venv.keep_finished = True  # render() shows the finished game, not the one dealt behind it
-        self.game = self._venv.game
-        self.illegal_action = illegal_action
+        # one game of the engine; agents built now are seeded from ``seed`` (0 if none), which
+        # is also the first reset's seed when that reset is given none
+        self._first_seed = opt.seed
+        self.options = opt
+        self.engine = LearnerEngine(game, 1, opt if opt.seed is not None else opt.replace(seed=0),
+                                    make_agent=make_agent_from_spec)
+        self.engine.keep_finished = True  # render() shows the finished game, not the one dealt behind it
+        self.game = self.engine.game
+        self.illegal_action = opt.illegal_action
         self.render_mode = render_mode
-        self.core = self._venv.core
-        self.rules = self._venv.rules
+        self.core = self.engine.core
+        self.rules = self.engine.rules
         self.num_players = self.core.num_players
-        self.seat = self._venv.seat
-        self.observation_space = self._venv.single_observation_space
+        self.seat = self.engine.seat
+        self.observation_space = spaces.Box(self.engine.observation_low, self.engine.observation_high, dtype=np.float32)
         self.action_space = MaskedDiscrete(self.core.num_actions, mask_fn=self.action_masks)
         self._mask = np.zeros(self.core.num_actions, bool)
         self._done = True
@@ -134,36 +123,38 @@ class DeckGymEnv(gymnasium.Env):
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         check_seed(seed)
-        seat = self._venv._reset_options(options)  # checked before anything changes
+        seat = self.engine.seat_of_options(options)  # checked before anything changes
+        if seed is None:
+            seed = self._first_seed  # the constructor's seed, once
+        self._first_seed = None
         super().reset(seed=seed)
         # A seed deals game 0 of that seed (as the AEC env); without one the next game's seed
         # comes from np_random, which the last seeded reset seeded.
         game_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
-        counts = self._venv.illegal_log.counts.copy()
-        obs, _ = self._venv.reset(seed=game_seed, options={"seat": seat})
-        if seed is None:  # only the user's seed starts the count again
-            self._venv.illegal_log.counts[:] = counts
-        self._mask = self._venv.action_masks()[0].copy()
+        if seed is not None:  # only the user's seed starts the count again
+            self.engine.illegal_log.counts[:] = 0
+        self.engine.start(game_seed, seat)
+        self._mask = self.engine.masks[0].copy()
         self._done = False
         self._started = True
-        return obs[0].copy(), self._info()
+        return self.engine.obs[0].copy(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
             raise RuntimeError("the episode is over (or never started): call reset() first")
         a = self._check_action(action)
-        # the vector env raises on an illegal action, or ends the episode (and logs or counts it)
-        rew, _, fin = self._venv._play(np.array([a], dtype=np.int64))
+        # the engine raises on an illegal action, or ends the episode (and logs or counts it)
+        rew, _, fin = self.engine.play(np.array([a], dtype=np.int64))
         if fin is not None:
             truncated = bool(fin.capped[0])
             self._done = True
             self._mask = np.zeros_like(self._mask)
             info = {**self._info(), "won": float(fin.won[0]), "round_points": int(fin.round_points[0]),
-                    "seat": int(fin.seat[0]), "opponent": self._venv.opponent_names[int(fin.opponent[0])],
+                    "seat": int(fin.seat[0]), "opponent": self.engine.opponent_names[int(fin.opponent[0])],
                     "capped": truncated, "illegal_action": int(fin.illegal[0])}
             return np.asarray(fin.obs[0], dtype=np.float32).copy(), float(rew[0]), not truncated, truncated, info
-        self._mask = self._venv.action_masks()[0].copy()
-        return self._venv._obs[0].copy(), float(rew[0]), False, False, self._info()
+        self._mask = self.engine.masks[0].copy()
+        return self.engine.obs[0].copy(), float(rew[0]), False, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """``(num_actions,)`` bool: the learner's legal actions now (all False once the episode is over)."""
@@ -175,7 +166,7 @@ class DeckGymEnv(gymnasium.Env):
             return None
         if not self._started:
             raise RuntimeError("call reset() before render()")
-        v = self._venv
+        v = self.engine
         state = v.finished_state if self._done and v.finished_state is not None else v.state
         mod = game_entry(self.game).spec.render
         if self.render_mode == "ansi":
@@ -193,18 +184,18 @@ class DeckGymEnv(gymnasium.Env):
     @property
     def learner_seat(self) -> int:
         """The seat the learner plays in the current episode."""
-        return int(self._venv.learner_seat[0]) if self._started else -1
+        return int(self.engine.learner_seat[0]) if self._started else -1
 
     @property
     def opponent(self) -> str:
         """The name of the opponent drawn for the current episode."""
-        return self._venv.opponent_names[int(self._venv.opp_of[0])] if self._started else ""
+        return self.engine.opponent_names[int(self.engine.opp_of[0])] if self._started else ""
 
     def _info(self) -> dict[str, Any]:
         """Every step's info: the end-of-episode keys hold neutral values until the episode ends."""
         return {"action_mask": self._mask.astype(np.int8), "seat": self.learner_seat, "opponent": self.opponent,
                 "won": 0.0, "round_points": 0, "capped": False, "illegal_action": -1,
-                "illegal_actions": int(self._venv.illegal_log.counts[0])}
+                "illegal_actions": int(self.engine.illegal_log.counts[0])}
 
     def _check_action(self, action: Any) -> int:
         a = np.asarray(action)

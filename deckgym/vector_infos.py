@@ -1,4 +1,4 @@
-"""What :class:`deckgym.vector_env.DeckGymVectorEnv` reports of its games: the episodes
+"""What :class:`deckgym.learner.LearnerEngine` reports of its games: the episodes
 that ended in a step (:class:`Finished`) and Gymnasium's infos dict built from them."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def step_infos(env: Any, fin: Finished | None, final: bool = False) -> dict[str,
     names = np.array(env.opponent_names, dtype=object)
     infos: dict[str, Any] = {}
     if not final:
-        masks = env._masks.astype(np.int8)
+        masks = env.masks.astype(np.int8)
         seat, opp = env.learner_seat.copy(), names[env.opp_of]
         if fin is not None:
             seat[fin.games], opp[fin.games] = fin.seat, names[fin.opponent]

@@ -210,7 +210,7 @@ def test_an_information_state_expert_labels_from_the_recorded_history():
     teacher = _InfostateTeacher(venv.core)
     data = collect_teacher_samples(venv, teacher, 240, 0.99, seed=5)
     seen = np.concatenate(teacher.seen)
-    icore = venv._play_core
+    icore = venv.play_core
     assert seen.shape == (len(data), icore.obs_size) > (len(data), venv.core.obs_size)
     np.testing.assert_array_equal(seen[:, :venv.core.obs_size], data.obs[:, :venv.core.obs_size])
     assert icore.obs_view(seen)["log_kind"].any()  # the history is there, not an empty log

@@ -148,7 +148,7 @@ def test_sample_draws_legal_actions_and_masks_are_exact(game):
         assert mask[a]
         # the mask is the core's legal mask for the learner's seat, in the learner's turn
         u = env.unwrapped
-        st = u._venv.state
+        st = u.engine.state
         assert u.core.current_player(st)[0] == u.learner_seat
         assert np.array_equal(mask, u.core.legal_action_mask(st)[0])
         _, _, term, trunc, _ = env.step(a)

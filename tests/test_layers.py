@@ -174,6 +174,9 @@ def test_import_direction():
         ("deckgym/x.py", "from deckgym.agents.ppo import PPOAgent", "deckgym.x imports deckgym.agents.ppo"),
         ("deckgym/x.py", "from deckgym.agents import ppo", "deckgym.x imports deckgym.agents.ppo"),
         ("deckgym/x.py", "def f():\n    from deckgym.agents.registry import make_agent", "deckgym.x imports deckgym.agents"),
+        # the learner engine sits below the agents: opponents come as agents or through a factory
+        ("deckgym/learner.py", "def f():\n    from deckgym.agents.registry import make_agent",
+         "deckgym.learner imports deckgym.agents"),
         ("deckgym/replay.py", "from deckgym.vector_env import DeckGymVectorEnv", "deckgym.replay imports deckgym.vector_env"),
         ("deckgym/core.py", "from deckgym.registration import game", "ground module deckgym.core imports deckgym.registration"),
         ("deckgym/rng.py", "def f():\n    import racko_env.core", "ground module deckgym.rng imports racko_env"),

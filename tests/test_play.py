@@ -403,7 +403,7 @@ def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
     from deckgym.agents.ppo import model_metadata, save_model
     from deckgym.training.vec_env import CoreVecEnv
 
-    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], rules_kwargs={"max_turns": 30}, seed=0)
+    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], max_turns=30, features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
     model.learn(64)

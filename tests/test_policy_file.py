@@ -234,7 +234,7 @@ def test_sb3_export_import_round_trip(tmp_path):
     from deckgym.agents.ppo import model_metadata, rebuild_model, save_model
     from deckgym.training.vec_env import CoreVecEnv
 
-    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], seed=0)
+    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0, device="cpu",
                         policy_kwargs={"net_arch": {"pi": [16, 8], "vf": [12]}})
     path = save_model(model, str(tmp_path / "m"), model_metadata(env.core, "racko", features=True))

@@ -271,7 +271,7 @@ def test_collected_teacher_samples_are_the_teachers_legal_moves():
     assert len(data) == 16 * (600 // 16) and data.obs.shape[1] == venv.single_observation_space.shape[0]
     assert data.masks[np.arange(len(data)), data.actions].all()
     np.testing.assert_array_equal(data.actions, teacher.act(data.obs[:, :n_raw], data.masks))  # deterministic
-    np.testing.assert_allclose(data.obs[:, n_raw:], venv._features.derived_features(venv.core, data.obs[:, :n_raw]),
+    np.testing.assert_allclose(data.obs[:, n_raw:], venv.features_module.derived_features(venv.core, data.obs[:, :n_raw]),
                                atol=1e-6)
     assert data.valid.any() and not data.valid.all()  # the games still running at the end have no return
     assert np.all(np.abs(data.returns[data.valid]) <= 1.0) and np.any(data.returns[data.valid] != 0)

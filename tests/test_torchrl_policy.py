@@ -15,14 +15,14 @@ pytest.importorskip("torchrl")
 from deckgym.agents.policy_file import PolicyAgent, load_policy, policy_meta, save_policy  # noqa: E402
 from deckgym.evaluation.arena import evaluate  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
-from deckgym.torchrl import RackOEnv  # noqa: E402
+from deckgym.torchrl import RackoEnv  # noqa: E402
 from deckgym.training.torchrl_ppo import Config, mlp, parse_args, policy_tensors, train  # noqa: E402
 
 ARCH = {"type": "mlp", "pi": [16, 8], "vf": [12], "activation": "relu"}
 
 
 def _saved(tmp_path, features=True):
-    env = RackOEnv(4, opponents=["random"], features=features, seed=0)
+    env = RackoEnv(4, opponents=["random"], features=features, seed=0)
     torch.manual_seed(0)
     pi = mlp(env.observation_size, tuple(ARCH["pi"]), env.num_actions, "relu")
     vf = mlp(env.observation_size, tuple(ARCH["vf"]), 1, "relu")
@@ -62,7 +62,7 @@ def test_a_saved_policy_plays_in_the_arena_and_in_the_pool(tmp_path):
     report = evaluate("racko", [spec, "random"], deals=6, seed=0, players=2)
     assert {a.name for a in report.agents} == {spec, "random"}
     assert sum(a.games for a in report.agents) == 24
-    pool = RackOEnv(3, opponents=[spec], seed=0)
+    pool = RackoEnv(3, opponents=[spec], seed=0)
     assert pool.rollout(20, break_when_any_done=False)["next", "done"].shape == (3, 20, 1)
 
 
@@ -107,7 +107,7 @@ def test_the_shipped_policy_plays_legal_moves_as_a_ppo_spec():
     path = Path(__file__).resolve().parents[1] / "models" / "racko_2p_torchrl.safetensors"
     tensors, meta = load_policy(str(path))
     assert meta["engine"] == "torchrl" and meta["game"] == "racko" and meta["num_players"] == 2
-    env = RackOEnv(16, opponents=["racko:ranges"], seed=5)
+    env = RackoEnv(16, opponents=["racko:ranges"], seed=5)
     from deckgym.agents.registry import make_agent
 
     agent = make_agent(f"ppo:{path}", env.core, game="racko")

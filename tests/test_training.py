@@ -30,7 +30,7 @@ GAMES = [("racko", 2), ("racko", 4), ("leastscore", 4)]
 
 @pytest.mark.parametrize("game,players", GAMES)
 def test_vec_env_shapes_masks_and_learner_to_move(game, players):
-    env = CoreVecEnv(game, num_envs=16, opponents=["random"], players=players, seed=3)
+    env = CoreVecEnv(game, num_envs=16, opponents=["random"], num_players=players, features=True, seed=3)
     core = env.core
     nf = features_module(game).num_features(core)
     obs = env.reset()
@@ -217,7 +217,7 @@ def test_racko_features_semantics():
 # -- PPO agent and model files -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    env = CoreVecEnv("racko", num_envs=8, opponents=["random"], seed=0)
+    env = CoreVecEnv("racko", num_envs=8, opponents=["random"], features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [32, 32]})
     model.learn(256)

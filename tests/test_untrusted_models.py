@@ -58,7 +58,7 @@ def sb3_zip(tmp_path_factory):
     from deckgym.agents.ppo import model_metadata
     from deckgym.training.vec_env import CoreVecEnv
 
-    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], seed=0)
+    env = CoreVecEnv("racko", num_envs=4, opponents=["random"], features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
     path = str(tmp_path_factory.mktemp("sb3") / "clean.zip")

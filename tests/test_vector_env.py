@@ -15,6 +15,7 @@ from gymnasium.vector import AutoresetMode
 import deckgym  # noqa: F401  (registers the ids)
 from deckgym.agents.base import Agent
 from deckgym.registration import game as game_entry
+from deckgym.learner import LearnerEngine
 from deckgym.vector_env import DeckGymVectorEnv
 
 IDS = {"racko": "deckgym/RackO-v0", "leastscore": "deckgym/LeastScore-v0"}
@@ -229,7 +230,7 @@ def run_same_step(env, steps, seed):
 @pytest.mark.parametrize("game,kw", [
     ("racko", dict(opponents=["random", "racko:bucket"], opponent_weights=[1, 3], shaping=0.2, features=False)),
     ("leastscore", dict(opponents=["random"], episode="match", reward="points", features=False)),
-    ("leastscore", dict(opponents=["leastscore:greedy", "random"], players=3, shaping=0.5)),
+    ("leastscore", dict(opponents=["leastscore:greedy", "random"], num_players=3, shaping=0.5, features=True)),
 ])
 def test_core_vec_env_is_the_same_step_vector_env(game, kw):
     """The SB3 adapter adds nothing to the games: same seed, same actions, same trajectory."""
@@ -237,8 +238,6 @@ def test_core_vec_env_is_the_same_step_vector_env(game, kw):
     from deckgym.training.vec_env import CoreVecEnv
 
     sb3 = CoreVecEnv(game, num_envs=8, seed=5, **kw)
-    kw = {"features": True, **kw}
-    kw["num_players"] = kw.pop("players", None)
     gym = DeckGymVectorEnv(game, num_envs=8, autoreset_mode=AutoresetMode.SAME_STEP, **kw)
     rng, rng2 = np.random.default_rng(7), np.random.default_rng(7)
     np.testing.assert_array_equal(sb3.reset(), gym.reset(seed=5)[0])
@@ -264,9 +263,9 @@ def test_games_ending_in_a_step_share_its_one_features_call(game, players, monke
     the learner's rows (one call each per step), and equal what each game shows on its own."""
     env = DeckGymVectorEnv(game, num_envs=16, num_players=players, opponents=["random"], features=True,
                            autoreset_mode=AutoresetMode.SAME_STEP, **({"max_turns": 6} if game == "racko" else {}))
-    feats = env._features
+    feats = env.features_module
     calls, own = [], {}
-    real_features, real_finish = feats.derived_features, DeckGymVectorEnv._finish
+    real_features, real_finish = feats.derived_features, LearnerEngine._finish
 
     def counted(core, obs, version):
         calls.append(len(obs))
@@ -279,7 +278,7 @@ def test_games_ending_in_a_step_share_its_one_features_call(game, players, monke
         real_finish(self, games, res, idx, done)
 
     monkeypatch.setattr(feats, "derived_features", counted)
-    monkeypatch.setattr(DeckGymVectorEnv, "_finish", finish)
+    monkeypatch.setattr(LearnerEngine, "_finish", finish)
     env.reset(seed=3)
     rng = np.random.default_rng(0)
     several = 0
@@ -454,7 +453,7 @@ def test_history_records_the_games_and_changes_nothing_the_learner_sees():
         info = a.observe_for(search)
         np.testing.assert_array_equal(info[:, :a.core.obs_size], oa[:, :a.core.obs_size])
         np.testing.assert_array_equal(a.observe_for(planner), oa[:, :a.core.obs_size])
-        logged |= bool(a._play_core.obs_view(info)["log_kind"].any())
+        logged |= bool(a.play_core.obs_view(info)["log_kind"].any())
         act = planner.act(oa[:, :a.core.obs_size], a.action_masks())
         oa, ra, *_ = a.step(act)
         ob, rb, *_ = b.step(act)

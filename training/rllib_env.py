@@ -66,7 +66,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
                          autoreset_mode=AutoresetMode.NEXT_STEP, seed=seed, illegal_action="raise",  # masked: a bug
                          **dict(rules_kwargs or {}))
         if self.self_play:  # the placeholder above only built the env: the learner's copy replaces it
-            self.opponents[0] = self._snapshot_agent(None, SELF, seed_of(self._seed, 7919, 0))
+            self.opponents[0] = self._snapshot_agent(None, SELF, seed_of(self.engine.last_seed, 7919, 0))
             self.opponent_names[0] = SELF
         self.base_weights = self.opponent_probs.copy()  # league_weights scales a normalised pool
         self.snapshots: list[int] = []  # pool indices of the league's snapshots, oldest first
@@ -96,7 +96,7 @@ class RLlibVectorEnv(DeckGymVectorEnv):
     def add_snapshot(self, state: dict, name: str, snapshot_weight: float, max_snapshots: int) -> None:
         """A frozen copy of ``state`` joins the pool; the snapshots share ``snapshot_weight`` of the
         draw probability, at most ``max_snapshots`` of them (the oldest leaves: weight 0)."""
-        k = self.add_opponent(self._snapshot_agent(state, name, seed_of(self._seed, 7919, len(self.opponents))),
+        k = self.add_opponent(self._snapshot_agent(state, name, seed_of(self.engine.last_seed, 7919, len(self.opponents))),
                               weight=0.0, name=name)
         self.snapshots = [*self.snapshots, k][-max_snapshots:]
         w = league_weights(self.base_weights, len(self.snapshots), snapshot_weight)

@@ -1,7 +1,8 @@
 """``CoreVecEnv``: an SB3 ``VecEnv`` over a batched game core, opponents played inside.
 
-A thin SB3 adapter of :class:`deckgym.vector_env.DeckGymVectorEnv` (which holds the games,
-the opponent pool, the features, the shaping and the rewards): the learner plays one seat in
+A thin SB3 adapter of :class:`deckgym.learner.LearnerEngine` (which holds the games, the
+opponent pool, the features, the shaping and the rewards), built from the same
+:class:`deckgym.learner_options.LearnerOptions` as every other view: the learner plays one seat in
 each of ``B`` games of one batched core state; every other seat is played inside the env by
 an opponent drawn per game, at each new episode, from a weighted pool of agents (specs such
 as ``"racko:sequence"`` or :class:`deckgym.agents.base.Agent` objects such as frozen PPO snapshots).
@@ -29,13 +30,17 @@ seed and actions give the same trajectory, whatever else runs.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
 from deckgym.agents.base import Agent
+from deckgym.agents.registry import make_agent
+from deckgym.learner import LearnerEngine, engine_attribute
+from deckgym.learner_options import LearnerOptions
 from deckgym.vector_env import DeckGymVectorEnv
 
 
@@ -43,91 +48,76 @@ class CoreVecEnv(VecEnv):
     """SB3 vector env: the learner in one seat of ``num_envs`` games of one batched core.
 
     Args:
-        game: ``"racko"`` or ``"leastscore"``.
+        game: a registered game's name.
         num_envs: B, games played at once.
-        opponents: pool entries, agent specs or :class:`Agent` objects (built for this
-            env's core); ``opponent_weights``: their draw probabilities (default equal).
-        players: table size (default: the rules' default); ``rules_kwargs``: other rules
-            fields; or pass ``rules`` directly.
-        episode: ``"round"`` or ``"match"``; ``reward``: ``"win"`` or ``"points"``.
-        shaping: coefficient of the potential-based shaping reward (0: none).
-        features: append the game's derived features to the observation;
-            ``features_version``: which layout (default: the newest).
-        seed: seeds everything (games, seats, opponents).
-        history: record the public history (``DeckGymVectorEnv(history=True)``), for a teacher
-            or opponents that act on information states.
+        options: a :class:`~deckgym.learner_options.LearnerOptions`; its fields may also be
+            given as keywords (over it), and any other keyword is a rules field. ``players``
+            and ``rules_kwargs`` are deprecated names of ``num_players`` and the rules keywords.
+
+    SB3's differences from the other views (``docs/frontends/defaults.md``): ``num_envs`` 64, ``seed`` 0
+    (SB3's ``reset()`` takes no seed), ``illegal_action="raise"`` (a masked learner's illegal
+    action is a bug), the finished game shown SAME_STEP with its last
+    observation in ``infos[i]["terminal_observation"]``.
     """
 
-    def __init__(
-        self,
-        game: str,
-        num_envs: int = 64,
-        opponents: Sequence[str | Agent] = ("random",),
-        opponent_weights: Sequence[float] | None = None,
-        players: int | None = None,
-        rules: Any = None,
-        rules_kwargs: dict[str, Any] | None = None,
-        episode: str = "round",
-        reward: str = "win",
-        shaping: float = 0.0,
-        features: bool = True,
-        seed: int = 0,
-        features_version: int | None = None,
-        history: bool = False,
-    ) -> None:
-        rule_fields = dict(rules_kwargs or {}) if rules is None else {}
-        self.venv = DeckGymVectorEnv(
-            game, num_envs=num_envs, num_players=players if rules is None else None, opponents=opponents,
-            opponent_weights=opponent_weights, episode=episode, reward=reward, shaping=shaping, features=features,
-            features_version=features_version, autoreset_mode=AutoresetMode.SAME_STEP, rules=rules, seed=seed,
-            history=history, illegal_action="raise", **rule_fields,  # a masked learner's illegal action is a bug
-        )
-        self.render_mode = None
-        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
-        self._seed = int(seed)
+    # what a user may change on a built env: the engine's settings
+    illegal_action = engine_attribute("illegal_action")
+    seat = engine_attribute("seat")
+    shaping = engine_attribute("shaping")
 
-    # -- what training and the tests read from the env: the vector env's ------------------------
-    game = property(lambda self: self.venv.game)
-    core = property(lambda self: self.venv.core)
-    rules = property(lambda self: self.venv.rules)
-    num_players = property(lambda self: self.venv.num_players)
-    episode = property(lambda self: self.venv.episode)
-    reward_mode = property(lambda self: self.venv.reward_mode)
-    shaping = property(lambda self: self.venv.shaping)
-    use_features = property(lambda self: self.venv.use_features)
-    features_version = property(lambda self: self.venv.features_version)
-    opponents = property(lambda self: self.venv.opponents)
-    opponent_names = property(lambda self: self.venv.opponent_names)
-    opponent_probs = property(lambda self: self.venv.opponent_probs)
-    state = property(lambda self: self.venv.state)
-    learner_seat = property(lambda self: self.venv.learner_seat)
-    opp_of = property(lambda self: self.venv.opp_of)
-    inner_steps = property(lambda self: self.venv.inner_steps)
+    #: where SB3's conventions make this view differ from LearnerOptions' defaults (docs/frontends/defaults.md)
+    DEFAULTS = {"seed": 0, "illegal_action": "raise"}
+
+    def __init__(self, game: str, num_envs: int = 64, *, options: LearnerOptions | None = None,
+                 **kwargs: Any) -> None:
+        if options is None:  # an options object says everything itself
+            kwargs = {**self.DEFAULTS, **kwargs}
+        opt = LearnerOptions.from_kwargs(options, **kwargs)
+        self.engine = LearnerEngine(game, num_envs, opt, make_agent=make_agent)
+        self.render_mode = None
+        space = spaces.Box(self.engine.observation_low, self.engine.observation_high, dtype=np.float32)
+        super().__init__(num_envs, space, spaces.Discrete(self.engine.core.num_actions))
+        self._seed = int(opt.seed)
+
+    @property
+    def venv(self) -> DeckGymVectorEnv:
+        """The same games as a Gymnasium vector env (``SAME_STEP``): what a warm start's teacher plays."""
+        if self.__dict__.get("_venv") is None:
+            self._venv = DeckGymVectorEnv.on_engine(self.engine, AutoresetMode.SAME_STEP)
+        return self._venv
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when the env has no such attribute: the engine's public ones are the env's
+        if not name.startswith("_") and "engine" in self.__dict__:
+            return getattr(self.__dict__["engine"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def add_opponent(self, opponent: str | Agent, weight: float = 1.0, name: str | None = None) -> int:
         """Add an agent (or spec) to the pool; returns its index."""
-        return self.venv.add_opponent(opponent, weight=weight, name=name)
+        return self.engine.add_opponent(opponent, weight=weight, name=name)
 
     def set_opponent_weights(self, weights: Iterable[float]) -> None:
-        self.venv.set_opponent_weights(weights)
+        """New draw weights, one per pool entry (used from each game's next episode)."""
+        self.engine.set_opponent_weights(weights)
 
     # -- VecEnv API -------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds[0] is not None else self._seed
         self._seed = int(seed)
         self._reset_seeds()
-        obs, _ = self.venv.reset(seed=self._seed)
+        self.engine.illegal_log.counts[:] = 0
+        self.engine.start(self._seed, self.engine.seat)
         self.reset_infos = [{} for _ in range(self.num_envs)]
-        return obs
+        return self.engine.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
 
     def step_wait(self):
-        rew, done, fin = self.venv._play(self._actions)
+        rew, done, fin = self.engine.play(self._actions)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if fin is not None:
-            names = self.venv.opponent_names
+            names = self.engine.opponent_names
             for j, g in enumerate(fin.games.tolist()):  # only the few games that ended
                 infos[g] = {
                     "terminal_observation": fin.obs[j],
@@ -140,11 +130,13 @@ class CoreVecEnv(VecEnv):
                     "opponent": names[int(fin.opponent[j])],
                     "capped": bool(fin.capped[j]),
                 }
-        return self.venv._obs, rew, done, infos
+                if fin.illegal[j] >= 0:  # illegal_action="terminate" ended it
+                    infos[g]["illegal_action"] = int(fin.illegal[j])
+        return self.engine.obs, rew, done, infos
 
     def action_masks(self) -> np.ndarray:
         """``(B, A)`` bool: the learner's legal actions in every game (one call)."""
-        return self.venv.action_masks()
+        return self.engine.masks
 
     # -- the rest of the VecEnv interface ---------------------------------------------------
     def close(self) -> None:

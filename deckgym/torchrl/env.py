@@ -4,9 +4,10 @@ Two modes, TorchRL's conventions for turn-based games (``TicTacToeEnv``, ``Chess
 
 - **single learner** (default): the policy plays one seat of every game; the other seats are
   played *inside* the env by deckgym agents (specs such as ``"racko:ranges"`` or agent objects),
-  drawn per game and episode from a weighted pool. This is the engine of the Gymnasium vector
-  view (:class:`deckgym.vector_env.DeckGymVectorEnv`: opponents, seats, derived features,
-  shaping, information states), driven through TorchRL. ``reward`` is ``(B, 1)``: the learner's.
+  drawn per game and episode from a weighted pool. This is the engine of every learner view
+  (:class:`deckgym.learner.LearnerEngine`: opponents, seats, derived features, shaping,
+  information states), built from the same :class:`deckgym.learner_options.LearnerOptions`
+  and driven through TorchRL. ``reward`` is ``(B, 1)``: the learner's.
 - **self-play** (``self_play=True``): every seat is the policy's; each step is one move of the
   seat to act in each game. ``reward`` is ``(B, P)``, column ``k`` is seat ``k``'s (absolute
   seats), as the core reports it.
@@ -19,12 +20,20 @@ acting seat; ``action`` ``()`` int64; ``reward``; ``done``, ``terminated``, ``tr
 ``(1,)`` bool (a round cap, R9/L10, is a truncation). A finished game waits: its ``next``
 entries are its last observation; TorchRL's partial reset (``_reset`` mask, as its
 collectors and ``rollout(break_when_any_done=False)`` send it) deals it again, continuing the
-game's own random stream (``core.reset_where``). ``rand_action`` is a uniformly random legal
-action (``core.sample_legal``, seeded with the env), so ``env.rollout(n)`` plays masked random.
+game's own random stream (``core.reset_where``).
+
+Masks, TorchRL's way (as ``ChessEnv(mask_actions=True)`` and the ``ActionMask`` transform):
+the action spec is a ``Categorical`` whose mask is the games' legal actions, updated at every
+reset and step, so ``env.rand_action()``, ``action_spec.rand()``, ``RandomPolicy``,
+``Collector(env, None, ...)`` and ``TransformedEnv(env, ActionMask())`` all draw legal actions.
+A batched env (``SerialEnv``/``ParallelEnv``) holds its own copy of the spec: wrap it in
+``TransformedEnv(..., ActionMask())`` (or use a masked policy) for legal random play.
 
 Seeding: ``set_seed(s)`` (or ``seed=s``) then ``reset()`` deals game ``i`` from the core's stream
 ``(s, i)``; learner seats, opponent draws and their randomness come from generators seeded by
 ``s`` (the vector view's). A reset without a new seed continues with a seed drawn from the last.
+Random actions (``rand_action``, a rollout without a policy) are TorchRL's, drawn from the
+masked spec with torch's generator: seed it with ``torch.manual_seed`` to repeat them.
 
 Speed: one ``core.step`` and one ``core.observe`` per env step, no Python loop over games; on
 the CPU the core writes the observation straight into the tensor TorchRL returns (without
@@ -37,6 +46,7 @@ it), and the step's own arrays (seats, learner rewards, done flags) are seen as 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -45,107 +55,126 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from deckgym.core import check_core_options, check_obs_option, is_int
+from deckgym.core import is_int
+from deckgym.learner import LearnerEngine
+from deckgym.learner_options import LearnerOptions
 from deckgym.registration import GAMES, game as game_entry
 from deckgym.rng import check_seed, seed_of
-from deckgym.vector_env import DeckGymVectorEnv
+from deckgym.vector_env import make_agent_from_spec
 
-__all__ = ["DeckGymTorchEnv", "RackOEnv", "LeastScoreEnv"]
+__all__ = ["DeckGymTorchEnv", "GAME_ENVS", "check_device", "num_envs_of"]
+
+#: what a self-play env cannot take (every seat is the policy's)
+LEARNER_ONLY = ("opponents", "opponent_weights", "seat", "shaping", "illegal_action")
+
+
+class LiveMaskCategorical(Categorical):
+    """``Categorical`` whose mask is its env's current legal actions. A clone (what
+    ``RandomPolicy`` and the collectors keep of the env's spec) shares that mask's storage,
+    so it draws legal actions too after the env moves on."""
+
+    def clone(self) -> LiveMaskCategorical:
+        return self.__class__(n=self.space.n, shape=self.shape, device=self.device, dtype=self.dtype, mask=self.mask)
+
+
+def check_device(device: Any) -> torch.device:
+    """``device`` as a ``torch.device`` this torch can use; a one-line ``ValueError`` otherwise."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from None
+    if dev.type != "cpu":
+        try:
+            torch.empty(0, device=dev)
+        except (AssertionError, RuntimeError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ValueError(f"device {str(dev)!r} is not available to this torch "
+                             f"({torch.__version__}): {first}") from None
+    return dev
+
+
+def num_envs_of(num_envs: Any, batch_size: Any, default: int) -> int:
+    """The number of games from ``num_envs`` or TorchRL's ``batch_size=[B]`` (its alias); a
+    ``ValueError`` naming ``num_envs`` if they disagree or ``batch_size`` is not one dimension."""
+    if batch_size is not None:
+        dims = [batch_size] if is_int(batch_size) else list(batch_size) if isinstance(batch_size, (list, tuple, torch.Size)) else None
+        if dims is None or len(dims) != 1 or not is_int(dims[0]):
+            raise ValueError(f"batch_size must be [B], one dimension (the number of games; or pass num_envs=B), "
+                             f"got {batch_size!r}")
+        if num_envs is not None and int(num_envs) != int(dims[0]):
+            raise ValueError(f"batch_size={list(dims)} and num_envs={num_envs!r} disagree: give num_envs=B alone")
+        num_envs = int(dims[0])
+    num_envs = default if num_envs is None else num_envs
+    if not is_int(num_envs) or num_envs < 1:
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    return int(num_envs)
 
 
 class DeckGymTorchEnv(EnvBase):
     """``B`` games of a deckgym game as one TorchRL env (see the module docstring).
 
     Args:
-        game: ``"racko"`` or ``"leastscore"`` (the subclasses fix it).
-        num_envs: ``B``, games played at once (the env's ``batch_size``).
-        num_players: table size; other fields of the game's rules as keywords
-            (``bonus=True``, ``max_turns=200``, ...), or a ready ``rules`` object.
-        self_play: every seat is the policy's (no opponents inside).
-        opponents, opponent_weights, seat, shaping: the single-learner mode's pool (agent specs
-            or agent objects; default: the game's strongest fast heuristic), its draw weights,
-            the learner's fixed seat (``None``: drawn per episode), the shaping coefficient.
-        episode: ``"round"`` or ``"match"``; ``reward``: ``"win"`` or ``"points"``.
-        features: append the derived features; ``features_version``: their layout (default newest).
-        obs: ``"default"`` or ``"infostate"`` (not with ``features``).
-        seed: the seed of the first reset (default: the one given to ``set_seed``, else fresh entropy).
-        device: where the tensors live (default CPU).
+        num_envs: ``B``, games played at once (the env's ``batch_size``; ``batch_size=[B]``, TorchRL's
+            keyword, is its alias).
+        game: a registered game's name (the per-game classes fix it).
+        self_play: every seat is the policy's (no opponents inside; ``opponents``,
+            ``opponent_weights``, ``seat``, ``shaping`` and ``illegal_action`` cannot be given).
+        device: where the tensors live (default CPU); checked at once.
         check_actions: self-play: refuse an illegal action with a ``ValueError`` naming the game
             (``False``: unchecked, for policies that sample from the mask).
-        illegal_action: single learner: ``"raise"`` (default: a policy that samples from the mask
-            never plays one, so one is a bug) or ``"terminate"`` (the vector view's: the episode
-            ends with reward -1, :mod:`deckgym.illegal`).
+        options: a :class:`~deckgym.learner_options.LearnerOptions`; its fields may also be given
+            as keywords (over it), with the defaults every view shares; any other keyword is a
+            rules field.
     """
 
     batch_locked = True
-    game: str | None = None  # the per-game classes (RackOEnv, ...) fix it
+    game: str | None = None  # the per-game classes (RackoEnv, ...) fix it
+    #: TorchRL's batched envs are large: 1024 games unless told (docs/frontends/defaults.md)
+    DEFAULT_NUM_ENVS = 1024
 
-    def __init__(
-        self,
-        num_envs: int = 1024,
-        *,
-        game: str | None = None,
-        num_players: int | None = None,
-        rules: Any = None,
-        self_play: bool = False,
-        opponents: Sequence[Any] | str | None = None,
-        opponent_weights: Sequence[float] | None = None,
-        seat: int | None = None,
-        episode: str = "round",
-        reward: str = "win",
-        shaping: float = 0.0,
-        features: bool = False,
-        features_version: int | None = None,
-        obs: str = "default",
-        seed: int | None = None,
-        device: Any = "cpu",
-        check_actions: bool = True,
-        illegal_action: str = "raise",
-        **rule_kwargs: Any,
-    ) -> None:
+    def __init__(self, num_envs: int | None = None, *, game: str | None = None, self_play: bool = False,
+                 device: Any = "cpu", check_actions: bool = True, batch_size: Any = None,
+                 options: LearnerOptions | None = None, **kwargs: Any) -> None:
         if game is None and self.game is None:
             raise ValueError("DeckGymTorchEnv needs game= (a registered game's name), or use a game's class: "
                              + ", ".join(GAME_ENVS[n].__name__ for n in GAME_ENVS))
         entry = game_entry(game or self.game)
-        if not is_int(num_envs) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        check_seed(seed)
+        B = num_envs_of(num_envs, batch_size, self.DEFAULT_NUM_ENVS)
+        device = check_device(device)
         if not isinstance(self_play, (bool, np.bool_)):
             raise ValueError(f"self_play must be True or False, got {self_play!r}")
-        check_obs_option(obs, features)
-        check_core_options(episode, reward)
+        opt = LearnerOptions.from_kwargs(options, **kwargs)
         if self_play:
-            given = [k for k, v in (("opponents", opponents), ("opponent_weights", opponent_weights), ("seat", seat))
-                     if v is not None] + (["shaping"] if shaping else [])
+            defaults = LearnerOptions()
+            given = [k for k in LEARNER_ONLY[:-1] if getattr(opt, k) != getattr(defaults, k)]
+            if kwargs.get("illegal_action", "raise") != "raise":  # self-play raises (check_actions)
+                given.append("illegal_action")
             if given:
                 raise ValueError(f"self_play=True: every seat is the policy's, so {', '.join(given)} cannot be given")
-            if illegal_action != "raise":
-                raise ValueError(f"self_play=True refuses illegal actions (check_actions); illegal_action must be "
-                                 f"'raise', got {illegal_action!r}")
-        rules = entry.rules_of(rules, num_players, **rule_kwargs)
-        B = int(num_envs)
+        rules = entry.rules_of(opt.rules, opt.num_players, **opt.rule_fields)
         super().__init__(device=device, batch_size=torch.Size([B]))
         self.game = entry.name
         self.self_play = bool(self_play)
         self.check_actions = bool(check_actions)
+        self.options = opt
+        features, obs = opt.features, opt.obs
         if self.self_play:
-            self.venv = None
-            self.core = entry.make_core(rules, episode=episode, reward=reward, **({"obs": obs} if obs != "default" else {}))
+            self.engine = None
+            self.core = entry.make_core(rules, episode=opt.episode, reward=opt.reward,
+                                        **({"obs": obs} if obs != "default" else {}))
             self._feat = entry.features() if features else None
-            self.features_version = (None if not features else
-                                     int(self._feat.FEATURES_VERSION if features_version is None else features_version))
+            self.features_version = (None if not features else int(
+                self._feat.FEATURES_VERSION if opt.features_version is None else opt.features_version))
             if features:
                 self._feat.feature_bounds(self.core, version=self.features_version)  # a bad version fails here
         else:
-            # the vector view holds the pool, seats, features and shaping; its checks run here
-            self.venv = DeckGymVectorEnv(entry.name, num_envs=B, opponents=opponents, opponent_weights=opponent_weights,
-                                         seat=seat, episode=episode, reward=reward, shaping=shaping, features=features,
-                                         features_version=features_version, rules=rules, seed=seed, obs=obs,
-                                         illegal_action=illegal_action)
-            self.core = self.venv.core
-            self.features_version = self.venv.features_version
+            # the engine holds the pool, seats, features and shaping; its checks run here
+            self.engine = LearnerEngine(entry.name, B, opt.replace(rules=rules, num_players=None, rule_fields={}),
+                                        make_agent=make_agent_from_spec)
+            self.core = self.engine.core
+            self.features_version = self.engine.features_version
         self.rules = rules
-        self.episode, self.reward_mode, self.obs_kind = episode, reward, obs
+        self.episode, self.reward_mode, self.obs_kind = opt.episode, opt.reward, obs
         self.num_players = int(self.core.num_players)
         self.num_actions = int(self.core.num_actions)
         self.obs_size = int(self.core.obs_size)
@@ -155,14 +184,19 @@ class DeckGymTorchEnv(EnvBase):
         self._cpu = self.device is None or torch.device(self.device).type == "cpu"
         self.num_envs = B
         self._build_specs()
+        seed = opt.seed
         self._seed: int | None = seed
         self._seed_rng: np.random.Generator | None = None
-        self._rand_rng = np.random.default_rng(seed_of(0 if seed is None else seed, 2))
         self.state: Any = None
         self._ended = np.zeros(B, bool)  # games whose episode ended and that wait for their reset
         self._first_rows = np.zeros(B, bool)  # learner mode: games whose next game's first rows wait for the reset
         self._first_obs: np.ndarray | None = None
         self._first_mask: np.ndarray | None = None
+
+    @property
+    def venv(self) -> LearnerEngine | None:
+        """The single-learner engine (``None`` in self-play); kept under its old name."""
+        return self.engine
 
     # -- specs ------------------------------------------------------------------------------
     def _build_specs(self) -> None:
@@ -172,7 +206,9 @@ class DeckGymTorchEnv(EnvBase):
             action_mask=Categorical(2, shape=(B, A), dtype=torch.bool, device=dev),
             turn=Categorical(P, shape=(B, 1), dtype=torch.int64, device=dev),
             shape=(B,), device=dev)
-        self.action_spec = Categorical(A, shape=(B,), dtype=torch.int64, device=dev)
+        # the games' legal actions, kept current (update_mask) at every reset and step
+        self._mask = torch.ones((B, A), dtype=torch.bool, device=dev)  # every game's legal actions now
+        self.action_spec = LiveMaskCategorical(A, shape=(B,), dtype=torch.int64, device=dev, mask=self._mask)
         self.reward_spec = Unbounded(shape=(B, P if self.self_play else 1), dtype=torch.float32, device=dev)
         flag = Categorical(2, shape=(B, 1), dtype=torch.bool, device=dev)
         self.full_done_spec = Composite(done=flag, terminated=flag.clone(), truncated=flag.clone(), shape=(B,), device=dev)
@@ -195,9 +231,20 @@ class DeckGymTorchEnv(EnvBase):
         return out
 
     def _td(self, obs: np.ndarray, mask: np.ndarray, turn: np.ndarray, **extra: torch.Tensor) -> TensorDict:
-        return TensorDict({"observation": self._tensor(obs), "action_mask": self._tensor(np.ascontiguousarray(mask)),
+        mask_t = self._tensor(np.ascontiguousarray(mask))
+        return TensorDict({"observation": self._tensor(obs), "action_mask": mask_t,
                            "turn": self._tensor(turn.reshape(-1, 1)), **extra},
                           batch_size=self.batch_size, device=self.device)
+
+    def _show_mask(self, mask: torch.Tensor, rows: np.ndarray | None = None) -> None:
+        """The action spec's mask becomes the games' legal actions now (``rows``: only those
+        games changed; a finished game keeps its last mask until its reset)."""
+        if rows is None:
+            self._mask.copy_(mask)
+        else:
+            r = torch.from_numpy(rows).to(mask.device)
+            self._mask[r] = mask[r]
+        self.action_spec.update_mask(self._mask)  # in place: the spec's clones share this storage
 
     def _actions(self, tensordict: TensorDictBase) -> np.ndarray:
         a = tensordict.get("action")
@@ -233,7 +280,9 @@ class DeckGymTorchEnv(EnvBase):
             self._ended &= ~rows
             seat = self.core.current_player(self.state)
             obs = self._observation(self.state, seat)
-            return self._td(obs, self.core.legal_action_mask(self.state), seat, **self._done_tensors())
+            td = self._td(obs, self.core.legal_action_mask(self.state), seat, **self._done_tensors())
+            self._show_mask(td.get("action_mask"), rows)
+            return td
         # learner mode: the games were dealt again when they ended (the opponents who sit
         # before the learner have moved); show their first observation now
         live = rows & ~self._first_rows
@@ -243,27 +292,30 @@ class DeckGymTorchEnv(EnvBase):
         self._ended &= ~rows
         obs = np.zeros((B, self.observation_size), np.float32)
         mask = np.zeros((B, self.num_actions), bool)
-        turn = self.venv.learner_seat.copy()
+        turn = self.engine.learner_seat.copy()
         if rows.any():
             obs[rows] = self._first_obs[rows[self._first_rows]]
             mask[rows] = self._first_mask[rows[self._first_rows]]
         self._keep_first(~rows)
-        return self._td(obs, mask, turn, **self._done_tensors())
+        td = self._td(obs, mask, turn, **self._done_tensors())
+        self._show_mask(td.get("action_mask"), rows)
+        return td
 
     def _full_reset(self) -> TensorDictBase:
         seed = self._next_seed()
-        self._rand_rng = np.random.default_rng(seed_of(seed, 2))
         self._ended[:] = False
         if self.self_play:
             self.state = self.core.init(self.num_envs, seed, game_ids=np.arange(self.num_envs))
             seat = self.core.current_player(self.state)
             obs, mask = self._observation(self.state, seat), self.core.legal_action_mask(self.state)
         else:
-            self.venv._start(seed, self.venv.seat)
-            self.state = self.venv.state
-            obs, mask, seat = self.venv._obs, self.venv._masks, self.venv.learner_seat.copy()
+            self.engine.start(seed, self.engine.seat)
+            self.state = self.engine.state
+            obs, mask, seat = self.engine.obs, self.engine.masks, self.engine.learner_seat.copy()
             self._keep_first(np.zeros(self.num_envs, bool))
-        return self._td(obs, mask, seat, **self._done_tensors())
+        td = self._td(obs, mask, seat, **self._done_tensors())
+        self._show_mask(td.get("action_mask"))
+        return td
 
     def _done_tensors(self) -> dict[str, torch.Tensor]:
         z = torch.zeros((self.num_envs, 1), dtype=torch.bool, device=self.device)
@@ -297,14 +349,16 @@ class DeckGymTorchEnv(EnvBase):
         self._ended = done.copy()
         seat = self.core.current_player(self.state)
         obs = self._observation(self.state, seat)
-        return self._td(obs, self.core.legal_action_mask(self.state), seat, reward=self._tensor(res.rewards.copy()),
-                        done=self._tensor(done.reshape(-1, 1)), terminated=self._tensor(term.reshape(-1, 1).copy()),
-                        truncated=self._tensor(trunc.reshape(-1, 1).copy()))
+        td = self._td(obs, self.core.legal_action_mask(self.state), seat, reward=self._tensor(res.rewards.copy()),
+                      done=self._tensor(done.reshape(-1, 1)), terminated=self._tensor(term.reshape(-1, 1).copy()),
+                      truncated=self._tensor(trunc.reshape(-1, 1).copy()))
+        self._show_mask(td.get("action_mask"), ~done)
+        return td
 
     def _step_learner(self, a: np.ndarray) -> TensorDictBase:
-        venv = self.venv
-        rew, done, fin = venv._play(a)  # the learner's move, then the opponents' until its turn again
-        obs, mask, seat = venv._obs, venv._masks, venv.learner_seat.copy()
+        engine = self.engine
+        rew, done, fin = engine.play(a)  # the learner's move, then the opponents' until its turn again
+        obs, mask, seat = engine.obs, engine.masks, engine.learner_seat.copy()
         term = np.zeros(self.num_envs, bool)
         trunc = np.zeros(self.num_envs, bool)
         if fin is not None:
@@ -316,18 +370,18 @@ class DeckGymTorchEnv(EnvBase):
             self._first_rows = np.zeros(self.num_envs, bool)
             self._first_rows[g] = True
             self._first_obs, self._first_mask = obs[g[order]].copy(), mask[g[order]].copy()
-            states = [c["state"] for c in venv._fin]
-            ended = type(states[0]).concat(states)
             obs[g] = fin.obs
             mask = mask.copy()  # a C-contiguous copy: the core's mask may be a view of its table
-            mask[g] = venv._play_core.legal_action_mask(ended)
+            mask[g] = engine.finished_masks()
             seat[g] = fin.seat
         else:
             self._first_rows = np.zeros(self.num_envs, bool)
             self._first_obs = self._first_mask = None
         self._ended = done.copy()
-        return self._td(obs, mask, seat, reward=self._tensor(rew.reshape(-1, 1)), done=self._tensor(done.reshape(-1, 1)),
-                        terminated=self._tensor(term.reshape(-1, 1)), truncated=self._tensor(trunc.reshape(-1, 1)))
+        td = self._td(obs, mask, seat, reward=self._tensor(rew.reshape(-1, 1)), done=self._tensor(done.reshape(-1, 1)),
+                      terminated=self._tensor(term.reshape(-1, 1)), truncated=self._tensor(trunc.reshape(-1, 1)))
+        self._show_mask(td.get("action_mask"), ~done)
+        return td
 
     # -- the opponent pool (single-learner mode) --------------------------------------------
     def add_opponent(self, opponent: Any, weight: float = 1.0, name: str | None = None) -> int:
@@ -338,36 +392,19 @@ class DeckGymTorchEnv(EnvBase):
         """New draw weights, one per pool entry (used from each game's next episode)."""
         self._pool().set_opponent_weights(weights)
 
-    def _pool(self) -> DeckGymVectorEnv:
-        if self.venv is None:
+    def _pool(self) -> LearnerEngine:
+        if self.engine is None:
             raise ValueError("self_play=True: every seat is the policy's, there is no opponent pool")
-        return self.venv
-
-    # -- random legal actions ---------------------------------------------------------------
-    def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
-        """A uniformly random legal action per game (the ``action_mask`` in ``tensordict``,
-        else the env's current masks), drawn from a generator seeded with the env."""
-        if tensordict is None:
-            tensordict = TensorDict(batch_size=self.batch_size, device=self.device)
-        mask = tensordict.get("action_mask", None)
-        if mask is None:
-            if self.state is None:
-                raise RuntimeError("call reset() before rand_action() without an action_mask")
-            m = self.core.legal_action_mask(self.state) if self.self_play else self.venv.action_masks()
-        else:
-            m = mask.detach().to("cpu").numpy()
-        a = self.core.sample_legal(np.ascontiguousarray(m, dtype=bool), self._rand_rng)
-        tensordict.set("action", self._tensor(a))
-        return tensordict
+        return self.engine
 
 
 def _game_env_class(entry: Any) -> type:
-    """``RackOEnv``, ``LeastScoreEnv``, ...: the env of one registered game, named as its
-    Gymnasium id (``deckgym/RackO-v0``); the game's own text is its descriptor's."""
-    stem = entry.gymnasium_id.split("/", 1)[1].rsplit("-v", 1)[0]
+    """``RackoEnv``, ``LeastScoreEnv``, ...: the env of one registered game, named as its core
+    class (``RackoCore`` -> ``RackoEnv``); the game's own text is its descriptor's."""
+    stem = entry.spec.core.__name__.removesuffix("Core")
     name, title = entry.name, entry.spec.title
 
-    def __init__(self: Any, num_envs: int = 1024, **kwargs: Any) -> None:
+    def __init__(self: Any, num_envs: int | None = None, **kwargs: Any) -> None:
         if "game" in kwargs:
             raise ValueError(f"{stem}Env plays {title}: use DeckGymTorchEnv(game=...) for another game")
         DeckGymTorchEnv.__init__(self, num_envs, **kwargs)
@@ -380,3 +417,23 @@ def _game_env_class(entry: Any) -> type:
 #: the env class of every registered game, by the game's name
 GAME_ENVS = {name: _game_env_class(entry) for name, entry in GAMES.items()}
 globals().update({cls.__name__: cls for cls in GAME_ENVS.values()})
+__all__ += [cls.__name__ for cls in GAME_ENVS.values()]
+
+#: old class names (named after the Gymnasium id, ``deckgym/RackO-v0``), kept for one release
+DEPRECATED_NAMES = {
+    f"{entry.gymnasium_id.split('/', 1)[1].rsplit('-v', 1)[0]}Env": GAME_ENVS[name].__name__
+    for name, entry in GAMES.items()}
+DEPRECATED_NAMES = {old: new for old, new in DEPRECATED_NAMES.items() if old != new}
+
+
+def deprecated_name(name: str) -> type:
+    """The class an old name stands for, with a ``DeprecationWarning``; ``AttributeError`` for no such name."""
+    if name in DEPRECATED_NAMES:
+        new = DEPRECATED_NAMES[name]
+        warnings.warn(f"{name} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __getattr__(name: str) -> type:
+    return deprecated_name(name)
