@@ -145,7 +145,8 @@ class LearnerEngine:
         #: the core that plays: the one the learner observes, or its twin that records the history
         self.history = bool(opt.history) or obs == "infostate" or any(wants_infostate(a) for a in self.opponents)
         self.play_core = infostate_core(self.core) if self.history else self.core
-        self._observe = self.play_core.observe if obs == "infostate" or not self.history else self.play_core.observe_default
+        # a name, not a bound method: a core's methods are its parts', which pickle only with the core
+        self._observe_name = "observe" if obs == "infostate" or not self.history else "observe_default"
         self.keep_finished = False  # keep the last finished game's state (the single-agent view renders it)
         self.finished_state: Any = None
         self.state: Any = None
@@ -381,14 +382,14 @@ class LearnerEngine:
         per row, and a few games end in most steps.
         """
         B = self.num_envs
-        raw = self._observe(self.state, self.learner_seat)
+        raw = getattr(self.play_core, self._observe_name)(self.state, self.learner_seat)
         term = None
         self._ended_state = None
         if self._fin:  # the games as they ended, observed in one call
             states = [c["state"] for c in self._fin]
             ended = type(states[0]).concat(states)
             self._ended_state = ended
-            term = self._observe(ended, np.concatenate([c["seat"] for c in self._fin]))
+            term = getattr(self.play_core, self._observe_name)(ended, np.concatenate([c["seat"] for c in self._fin]))
         if not self.use_features:
             return raw, raw, term, term
         rows = raw if term is None else np.concatenate([raw, term])

@@ -143,7 +143,8 @@ def test_cores_keep_buffers_for_few_batch_sizes(game):
         st = core.init(b, b)
         core.observe(st, core.current_player(st))
         core.step(st, core.sample_legal(core.legal_action_mask(st), np.random.default_rng(b)))
-    caches = [v for v in vars(core).values() if isinstance(v, SizeCache)]
+    held = [core] + [part for part in vars(core).values() if hasattr(part, "__dict__")]  # the core's parts hold them
+    caches = [v for obj in held for v in vars(obj).values() if isinstance(v, SizeCache)]
     assert caches and all(0 < len(c) <= c.keep for c in caches)
 
 
