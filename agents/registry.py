@@ -36,7 +36,7 @@ def agent_table(game: str | None = None) -> dict[str, str]:
     table = dict(AGENTS)
     for name, entry in GAMES.items():
         if game is None or name == game:
-            for spec, target in entry.spec.agent_targets().items():
+            for spec, target in entry.descriptor.agent_targets().items():
                 table.setdefault(spec, target)
     return table
 

@@ -168,7 +168,7 @@ class DeckGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before render()")
         v = self.engine
         state = v.finished_state if self._done and v.finished_state is not None else v.state
-        mod = game_entry(self.game).spec.render
+        mod = game_entry(self.game).descriptor.render
         if self.render_mode == "ansi":
             return mod.ansi(self.core, state, 0)
         return mod.rgb_array(self.core, state, 0)

@@ -125,7 +125,7 @@ class LearnerEngine:
         self.last_seed = 0 if opt.seed is None else int(opt.seed)  # the last game seed; seeds agents built later
         opponents = opt.opponents
         if opponents is None:
-            opponents = entry.spec.default_opponents
+            opponents = entry.descriptor.default_opponents
         elif isinstance(opponents, str) or callable(getattr(opponents, "act", None)):
             opponents = [opponents]
         try:

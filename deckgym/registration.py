@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import importlib
 import typing
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +42,13 @@ class GameEntry:
         """The game's descriptor, its game spec (imported on first use)."""
         return _descriptor(self.module, self.name)
 
-    # the earlier name of ``descriptor`` ("spec" alone now means an agent's string), kept for one release
-    spec = descriptor
+    @property
+    def spec(self) -> Any:
+        """The earlier name of ``descriptor`` ("spec" alone now means an agent's string), kept for
+        one release with a ``DeprecationWarning``."""
+        warnings.warn("GameEntry.spec is deprecated: use GameEntry.descriptor (the game's descriptor)",
+                      DeprecationWarning, stacklevel=2)
+        return self.descriptor
 
     def rules_class(self) -> type:
         """The game's rules dataclass (``RackoRules``, ...)."""

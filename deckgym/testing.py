@@ -90,7 +90,7 @@ def check_plugins(name: str) -> None:
     """The descriptor's text, render, table view, core (and OpenSpiel form) offer every member of
     their protocols; the core's optional parts have the documented shapes."""
     entry = game_entry(name)
-    spec, core = entry.spec, entry.make_core()
+    spec, core = entry.descriptor, entry.make_core()
     bad = missing_members(spec.text(core), TerminalText, f"{name}'s text")
     bad += missing_members(spec.render, Renderer, f"{name}'s render")
     bad += missing_members(spec.table_view, TableView, f"{name}'s table_view")
@@ -264,7 +264,7 @@ def check_torchrl(name: str) -> None:
 def check_openspiel(name: str) -> None:
     """OpenSpiel's ``random_sim_test`` on the game's OpenSpiel form (its default table, one round;
     without the serialization round trip at every state, which is quadratic in the game's length)."""
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     if spec.openspiel is None:
         raise _Skip(NOT_APPLICABLE, "the descriptor names no OpenSpiel form")
     _need("pyspiel")
@@ -278,7 +278,7 @@ def check_openspiel(name: str) -> None:
 def check_openspiel_oracle(name: str, games: int = 3, seed: int = 0) -> None:
     """The OpenSpiel form and the core played in lock step (deckgym.openspiel.oracle): the same
     players, legal actions, observations of every seat, rewards and ends at every step."""
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     if spec.openspiel is None:
         raise _Skip(NOT_APPLICABLE, "the descriptor names no OpenSpiel form")
     _need("pyspiel")
@@ -296,7 +296,7 @@ def check_train_and_eval(name: str, seed: int = 0) -> None:
     from deckgym.evaluation.arena import evaluate
     from deckgym.training import train
 
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     with tempfile.TemporaryDirectory(prefix="deckgym-check-") as tmp:
         out = os.path.join(tmp, "model.safetensors")
         train.main([name, "--total-steps", "256", "--num-envs", "8", "--n-steps", "32", "--batch-size", "64",

@@ -197,7 +197,7 @@ class DeckGymVectorEnv(VectorEnv):
             return None
         if self.engine.state is None:
             raise RuntimeError("call reset() before render()")
-        mod = game_entry(self.engine.game).spec.render
+        mod = game_entry(self.engine.game).descriptor.render
         draw = mod.ansi if self.render_mode == "ansi" else mod.rgb_array
         return tuple(draw(self.engine.core, self.engine.state, i) for i in range(self.num_envs))
 

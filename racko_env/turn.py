@@ -88,18 +88,18 @@ class RackoTurns:
         self._t_draw = choose & (a == DRAW)
         self._t_take = (choose & (a == TAKE)).astype(np.int8)
         self._t_slot = np.where(is_slot, a - 2, 0).astype(np.intp)
-        self._t_isslot = is_slot
+        self._t_is_slot = is_slot
         # Signed multiplier of the card put into a rack: -1 marks it public (from the discard, R5).
         self._t_sign = np.where(is_slot, np.where(ph == PLACE_DISCARD, -1, 1), 0).astype(np.int8)
         place = (ph != CHOOSE) & (is_slot | (a == DISCARD_DRAWN))
         self._t_place = place
-        self._t_place_p = np.where(place, P, 0).astype(np.int8)
+        self._t_place_players = np.where(place, P, 0).astype(np.int8)
         # int8, the dtype of ``player``: a wider table would widen the field on every step
         self._next_seat = ((np.arange(2 * P) + np.arange(2 * P) // P) % P).astype(np.int8)  # seat p (+P if the turn ends)
         # Public flags: a discarded card becomes seen and in the discard pile; a taken one
         # stays seen and leaves it; a drawn card is not touched (index 0 is a dummy).
         self._t_touch = place | (choose & (a == TAKE))
-        self._t_ds = np.select([choose & (a == TAKE), place], [-1, 1], 0).astype(np.int8)
+        self._t_discard_delta = np.select([choose & (a == TAKE), place], [-1, 1], 0).astype(np.int8)
         self._t_next_phase = np.select(
             [choose & (a == DRAW), choose & (a == TAKE), place], [PLACE_DRAWN, PLACE_DISCARD, CHOOSE], ph
         ).astype(np.int8)
@@ -203,22 +203,22 @@ class RackoTurns:
         # or int->bool casts in a fancy assignment cost 3-5x more).
         # One pile index serves every phase: the draw-pile top (draw), the discard top
         # (take) or the gap holding the card in hand (place), see racko_env.state.
-        pf = st.piles.reshape(-1)
+        piles_flat = st.piles.reshape(-1)
         pidx = c.base_pile - st.disc_n
         pidx += self._t_take.take(code)
-        card = pf[pidx]
+        card = piles_flat[pidx]
         p = st.player
         seat_idx = c.base_seat + p
         ridx = seat_idx * 10
         ridx += self._t_slot.take(code)
-        rf = st.racks.reshape(-1)
-        old = rf[ridx]  # signed (negative = public)
-        is_slot = self._t_isslot.take(code)
+        racks_flat = st.racks.reshape(-1)
+        old = racks_flat[ridx]  # signed (negative = public)
+        is_slot = self._t_is_slot.take(code)
         # R5: the card goes into the slot (negative if it came from the discard pile: public)
         # and the old card onto the discard pile; other actions write the old values back.
-        rf[ridx] = np.where(is_slot, self._t_sign.take(code) * card, old)
+        racks_flat[ridx] = np.where(is_slot, self._t_sign.take(code) * card, old)
         out = np.where(is_slot, np.abs(old), card)
-        pf[pidx] = out
+        piles_flat[pidx] = out
         # Public flags (two planes of ``pub``): a card put on the discard pile is seen and in
         # it, a taken one stays seen and leaves it; a drawn one is untouched (index 0 dummy).
         touch = self._t_touch.take(code)
@@ -228,17 +228,17 @@ class RackoTurns:
         fidx += self.deck_size + 1
         place = self._t_place.take(code)
         pubf[fidx] = place
-        st.disc_n += self._t_ds.take(code)
+        st.disc_n += self._t_discard_delta.take(code)
         self._t_next_phase.take(code, out=st.phase, mode="clip")
         st.turn += place
         if self.num_players == 2:  # (a new array: ``p`` is still the player who just played)
             st.player = np.bitwise_xor(p, place)
         else:
-            st.player = self._next_seat.take(p + self._t_place_p.take(code))
+            st.player = self._next_seat.take(p + self._t_place_players.take(code))
         # R7: Rack-O of the player who just played? First "is the rack increasing": its 10
         # cards are copied into a flat buffer, adjacent differences > 0 are 10 bool bytes per
         # row (the 10th, crossing rows, forced True) read as one uint64 + one uint16.
-        rf.view(_VOID10).take(seat_idx, out=c.row_void, mode="clip")
+        racks_flat.view(_VOID10).take(seat_idx, out=c.row_void, mode="clip")
         np.abs(c.row, out=c.row)
         np.subtract(c.row[1:], c.row[:-1], out=c.diff[:-1])
         np.greater(c.diff, c.up_thresh, out=c.up)  # threshold -128 at the 10th byte: forced True

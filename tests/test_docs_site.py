@@ -99,7 +99,7 @@ def test_game_page_tables_are_the_code(built_site, name):
     import html as html_lib
 
     html = html_lib.unescape(html)
-    for f in dataclasses.fields(entry.spec.rules):
+    for f in dataclasses.fields(entry.descriptor.rules):
         default = re.escape(repr(f.default))
         row = rf"<code>{f.name}</code></td>\s*<td><code>[^<]*</code></td>\s*<td><code>{default}</code>"
         assert re.search(row, html), (f.name, f.default)

@@ -90,7 +90,7 @@ def test_descriptor_is_consistent(name: str) -> None:
     from deckgym.agents.registry import agent_specs, make_agent
 
     entry = GAMES[name]
-    spec = entry.spec
+    spec = entry.descriptor
     assert isinstance(spec, GameSpec) and spec.name == name
     assert spec.core.__module__.startswith(entry.module + ".") and spec.rules.__module__.startswith(entry.module + ".")
     core = entry.make_core()

@@ -24,11 +24,11 @@ def test_the_shipped_games_have_an_openspiel_form() -> None:
 
 @pytest.mark.parametrize("name", WITH_FORM)
 def test_a_form_registers_itself_at_its_last_line(name: str) -> None:
-    path = ROOT / (GAMES[name].spec.openspiel.replace(".", "/") + ".py")
+    path = ROOT / (GAMES[name].descriptor.openspiel.replace(".", "/") + ".py")
     last = ast.parse(path.read_text()).body[-1]
     assert isinstance(last, ast.Expr) and ast.unparse(last.value).startswith("pyspiel.register_game(GAME_TYPE, ")
     pyspiel = pytest.importorskip("pyspiel")
-    form = GAMES[name].spec.openspiel_module()
+    form = GAMES[name].descriptor.openspiel_module()
     assert form.GAME_TYPE.short_name in pyspiel.registered_names()
 
 
@@ -36,7 +36,7 @@ def test_the_adapter_registers_every_game_with_a_form() -> None:
     pytest.importorskip("pyspiel")
     import deckgym.openspiel
 
-    assert deckgym.openspiel.register_games() == [n for n in GAMES if GAMES[n].spec.openspiel is not None]
+    assert deckgym.openspiel.register_games() == [n for n in GAMES if GAMES[n].descriptor.openspiel is not None]
 
 
 def test_openspiel_agents_are_listed_only_for_games_with_a_form() -> None:
@@ -69,7 +69,7 @@ def test_openspiel_agents_build_from_the_descriptor(name: str) -> None:
 
     core = GAMES[name].make_core(obs="infostate")  # what the agent reads (its observation)
     agent = make_agent("openspiel:random", core, seed=1, game=name)
-    assert agent.game.get_type().short_name == GAMES[name].spec.openspiel_module().GAME_TYPE.short_name
+    assert agent.game.get_type().short_name == GAMES[name].descriptor.openspiel_module().GAME_TYPE.short_name
     st = core.init(2, 0)
     acts = agent.act(core.observe(st, core.current_player(st)), core.legal_action_mask(st))
     assert core.legal_action_mask(st)[np.arange(2), acts].all()

@@ -20,7 +20,7 @@ def test_the_text_protocol_lists_the_fourteen_members() -> None:
 
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_every_game_conforms(name: str) -> None:
-    spec = GAMES[name].spec
+    spec = GAMES[name].descriptor
     core = GAMES[name].make_core()
     text = spec.text(core)
     assert missing_members(text, TerminalText, "text") == [] and isinstance(text, TerminalText)

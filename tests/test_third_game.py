@@ -121,7 +121,7 @@ def test_demo_and_training_defaults_come_from_the_descriptor() -> None:
     from deckgym.evaluation.demo import tables
 
     assert tables()["twentyone"] == 3
-    assert game("twentyone").spec.eval_against == ("twentyone:cautious", "random")
+    assert game("twentyone").descriptor.eval_against == ("twentyone:cautious", "random")
     from deckgym.agents.registry import agent_specs
 
     assert "twentyone:cautious" in agent_specs("twentyone") and "racko:bucket" not in agent_specs("twentyone")

@@ -142,4 +142,6 @@ def test_old_train_args_names_work_and_old_configs_resume(tmp_path):
 
 def test_a_games_descriptor_has_one_name_and_the_old_one_still_works():
     entry = game("racko")
-    assert entry.descriptor is entry.spec and entry.descriptor.name == "racko"
+    with pytest.warns(DeprecationWarning, match="GameEntry.descriptor"):
+        assert entry.spec is entry.descriptor
+    assert entry.descriptor.name == "racko"

@@ -477,7 +477,7 @@ def test_information_state_learner_with_the_default_opponents(game):
     the default-observation core) keep reading the default observation they are given."""
     envs = gymnasium.make_vec(IDS[game], num_envs=4, vectorization_mode="vector_entry_point", obs="infostate")
     env = envs.unwrapped
-    assert env.opponent_names == list(deckgym.registration.game(game).spec.default_opponents)
+    assert env.opponent_names == list(deckgym.registration.game(game).descriptor.default_opponents)
     assert env.core.obs == "infostate" and env.core.obs_size > env.opponents[0].core.obs_size
     obs, _ = envs.reset(seed=3)
     ended = 0

@@ -21,9 +21,9 @@ from deckgym.registration import GAMES  # noqa: E402
 def register_games() -> list[str]:
     """Import the OpenSpiel form of every registered game that has one (registering it with
     pyspiel; idempotent): the games' names."""
-    names = [name for name, entry in GAMES.items() if entry.spec.openspiel is not None]
+    names = [name for name, entry in GAMES.items() if entry.descriptor.openspiel is not None]
     for name in names:
-        GAMES[name].spec.openspiel_module()
+        GAMES[name].descriptor.openspiel_module()
     return names
 
 

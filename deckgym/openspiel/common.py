@@ -178,14 +178,14 @@ _BELIEFS: dict[tuple, Any] = {}
 def openspiel_form(name: str) -> ModuleType:
     """The OpenSpiel module of the registered game ``name``, as its descriptor names it (imported,
     so the game is registered with pyspiel); a ValueError if the game has none."""
-    return game_entry(name).spec.openspiel_module()
+    return game_entry(name).descriptor.openspiel_module()
 
 
 def core_for(cfg: GameConfig, obs: str = "infostate") -> Any:
     """The batched core of ``cfg``'s rules (cached), for beliefs and agents."""
     key = (cfg.rules, cfg.episode, cfg.reward, obs)
     if key not in _CORES:
-        core = game_entry(cfg.game).spec.core
+        core = game_entry(cfg.game).descriptor.core
         _CORES[key] = core(cfg.rules, episode=cfg.episode, reward=cfg.reward, obs=obs)
     return _CORES[key]
 
@@ -194,7 +194,7 @@ def belief_for(cfg: GameConfig, model: str) -> Any:
     """deckgym's belief sampler ``model`` for ``cfg``'s game (cached)."""
     key = (cfg.rules, cfg.episode, cfg.reward, model)
     if key not in _BELIEFS:
-        target = game_entry(cfg.game).spec.belief
+        target = game_entry(cfg.game).descriptor.belief
         if target is None:
             raise ValueError(f"game {cfg.game!r} has no belief sampler (its descriptor's belief)")
         module, _, name = target.partition(":")

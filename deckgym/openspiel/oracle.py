@@ -105,7 +105,7 @@ def compare_random_play(name: str, games: int = 3, seed: int = 0, rules: Any = N
 
     entry = game_entry(name)
     form = openspiel_form(name)
-    rules = rules if rules is not None else entry.spec.rules()
+    rules = rules if rules is not None else entry.descriptor.rules()
     core = entry.make_core(rules, episode=episode, reward=reward, obs="infostate")
     game = pyspiel.load_game(form.GAME_TYPE.short_name, {**form.params_of(rules), "episode": episode, "reward": reward})
     rng = np.random.default_rng(seed)

@@ -401,8 +401,8 @@ class DeckGymTorchEnv(EnvBase):
 def _game_env_class(entry: Any) -> type:
     """``RackoEnv``, ``LeastScoreEnv``, ...: the env of one registered game, named as its core
     class (``RackoCore`` -> ``RackoEnv``); the game's own text is its descriptor's."""
-    stem = entry.spec.core.__name__.removesuffix("Core")
-    name, title = entry.name, entry.spec.title
+    stem = entry.descriptor.core.__name__.removesuffix("Core")
+    name, title = entry.name, entry.descriptor.title
 
     def __init__(self: Any, num_envs: int | None = None, **kwargs: Any) -> None:
         if "game" in kwargs:

@@ -150,7 +150,7 @@ def shift_headings(text: str, by: int) -> str:
 def _picture(name: str, page_uri: str) -> str:
     from deckgym.registration import game as game_entry
 
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     players = spec.demo_players or spec.rules().num_players
     seats = list(spec.eval_against)[:players]
     rel = posixpath.relpath(f"assets/generated/{name}.gif", posixpath.dirname(page_uri) or ".")

@@ -26,7 +26,7 @@ def game_animation(name: str, seed: int = 0) -> bytes:
     from deckgym.evaluation.arena import evaluate
     from deckgym.registration import game as game_entry
 
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     players = spec.demo_players or spec.rules().num_players
     seats = list(spec.eval_against)[:players]
     with tempfile.TemporaryDirectory() as folder:

@@ -88,7 +88,7 @@ def _range(core: Any, sl: slice) -> str:
 
 def header(name: str) -> str:
     """PettingZoo's header table: import, actions, agents, shapes and values, from the code."""
-    entry, spec = GAMES[name], game_entry(name).spec
+    entry, spec = GAMES[name], game_entry(name).descriptor
     counts = player_counts(name)
     default = spec.rules().num_players
     core = core_of(name)
@@ -116,7 +116,7 @@ def obs_table(name: str, obs: str) -> str:
     sizes, ranges (from ``core.obs_slices``, ``obs_low``/``obs_high``) and the env's meaning."""
     docs = field_docs(env_module(name))
     counts = player_counts(name)
-    shown = sorted({game_entry(name).spec.rules().num_players, counts[-1]})  # the default table and the largest
+    shown = sorted({game_entry(name).descriptor.rules().num_players, counts[-1]})  # the default table and the largest
     cores = {p: core_of(name, p, obs) for p in shown}
     first = cores[shown[0]]
     base = set(core_of(name, shown[0]).obs_slices) if obs == "infostate" else set()
@@ -150,7 +150,7 @@ def action_table(name: str) -> str:
 
 def rules_fields(name: str) -> str:
     """Every rules field, its type, default and the doc written beside it in the rules class."""
-    cls = game_entry(name).spec.rules
+    cls = game_entry(name).descriptor.rules
     rows = []
     for f in dataclasses.fields(cls):
         doc = f.metadata.get("doc")
@@ -167,7 +167,7 @@ def versions(name: str) -> str:
     rows = [["PettingZoo env id", f"`{entry.pettingzoo_id}`"], ["Gymnasium env id", f"`{entry.gymnasium_id}`"],
             ["observation layout (`core.obs_version`)", core.obs_version],
             ["information state layout (`infostate_version`)", getattr(info, "infostate_version", "—")]]
-    spec = game_entry(name).spec
+    spec = game_entry(name).descriptor
     if spec.features:
         feats = spec.features_module()
         rows.append(["derived features (`FEATURES_VERSION`)", getattr(feats, "FEATURES_VERSION", "—")])
