@@ -357,3 +357,22 @@ def illegal_actions_error(core: Any, bad: np.ndarray, actions: np.ndarray, phase
 def _rows_actions(bad: np.ndarray, a: np.ndarray) -> str:
     shown = ", ".join(f"row {r}: {a[r]}" for r in bad[:8].tolist())
     return shown + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
+
+
+HOT_PATHS = ("legal_action_mask", "observe", "sample_legal", "step")
+
+
+def methods_as_defined(cls: type) -> dict[str, Any]:
+    """The hot methods of a core class as its module defined them (taken at import, so a later
+    patch of the class is seen as one)."""
+    return {name: cls.__dict__[name] for name in HOT_PATHS if name in cls.__dict__}
+
+
+def bind_hot_paths(core: Any, as_defined: dict[str, Any], **parts_methods: Any) -> None:
+    """Bind a core's B = 1 hot methods straight to its parts' (one call instead of two), but only
+    where the core's class still has the method as defined: a subclass's override, or a patch of
+    the class, is called as written."""
+    for name, method in parts_methods.items():
+        if getattr(type(core), name) is as_defined[name]:
+            setattr(core, name, method)
+

@@ -60,7 +60,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index, check_obs_option
+from deckgym.core import (RebuiltWhenUnpickled, StepResult, bind_hot_paths, check_core_options, check_game_index,
+                          check_obs_option, methods_as_defined)
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.core_tables import CoreTables
 from leastscore_env.dealing import LeastScoreDealing
@@ -120,10 +121,9 @@ class LeastScoreCore(RebuiltWhenUnpickled):
         self._init_state_array()
         # The AEC env calls these once or more per move of one game: bound here, they cost one
         # call instead of two (the methods of the same names below say what they do).
-        self.legal_action_mask = self.turns.legal_action_mask
-        self.observe = o.observe
-        self.sample_legal = self.sampling.sample_legal
-        self.step = self.history.step if self.history is not None else self.turns.step
+        bind_hot_paths(self, _AS_DEFINED, legal_action_mask=self.turns.legal_action_mask, observe=o.observe,
+                       sample_legal=self.sampling.sample_legal,
+                       step=self.history.step if self.history is not None else self.turns.step)
 
     # ------------------------------------------------------------------ contract: the parts' work
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> LeastScoreState:
@@ -317,3 +317,6 @@ class LeastScoreCore(RebuiltWhenUnpickled):
             "rng_key": int(s.rng_key[b]),
             "rng_counter": int(s.rng_counter[b]),
         }
+
+
+_AS_DEFINED = methods_as_defined(LeastScoreCore)  # what bind_hot_paths compares with

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from deckgym.core import RebuiltWhenUnpickled, StepResult, check_core_options, check_game_index, check_obs_option
+from deckgym.core import (RebuiltWhenUnpickled, StepResult, bind_hot_paths, check_core_options, check_game_index,
+                          check_obs_option, methods_as_defined)
 from racko_env.dealing import RackoDealing
 from racko_env.infostate import RackoHistory, RackoInfoObservation, check_info_state
 from racko_env.observation import RackoObservation
@@ -102,11 +103,11 @@ class RackoCore(RebuiltWhenUnpickled):
         self._init_state_array()
         # The AEC env calls these once or more per move of one game: bound here, they cost one
         # call instead of two (the methods of the same names below say what they do).
-        self.legal_action_mask = self.turns.legal_action_mask
-        self.observe = o.observe
-        self.sample_legal = self.sampling.sample_legal
+        hot = dict(legal_action_mask=self.turns.legal_action_mask, observe=o.observe,
+                   sample_legal=self.sampling.sample_legal)
         if not infostate:
-            self.step = self.turns.step
+            hot["step"] = self.turns.step
+        bind_hot_paths(self, _AS_DEFINED, **hot)
 
     # -- the Core protocol, delegated to the parts ----------------------------------------------
     def init(self, batch: int, seed: int, game_ids: np.ndarray | None = None) -> RackoState:
@@ -288,3 +289,5 @@ class RackoCore(RebuiltWhenUnpickled):
             "rng_counter": int(state.rng_counter[b]),
         }
 
+
+_AS_DEFINED = methods_as_defined(RackoCore)  # what bind_hot_paths compares with
