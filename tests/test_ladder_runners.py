@@ -121,3 +121,19 @@ def test_two_runners_share_a_ladder(target):
     assert len({r for (r,) in ladder.db.q("SELECT runner FROM matches")}) == 2
     assert lad.verify(ladder, sample=12).differ == []
     ladder.close()
+
+
+def test_runners_on_a_local_ray_share_a_ladder(tmp_path):
+    """``run --ray local --workers 2``: one runner per Ray worker on the same SQLite ladder; every
+    match once, no claim left, and the stored matches replay as stored."""
+    target = str(tmp_path / "lab.ladder")
+    make(target, seed=13)
+    proc = runner(target, "--matches", "16", "--block", "4", "--ray", "local", "--workers", "2")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    ladder = lad.open_ladder(target)
+    numbers = check_consistent(ladder)
+    assert len(numbers) == 16
+    assert len({r for (r,) in ladder.db.q("SELECT runner FROM matches")}) == 2  # both workers played
+    assert lad.verify(ladder, sample=4).differ == []
+    ladder.close()

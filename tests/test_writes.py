@@ -33,6 +33,8 @@ ALLOWED = {
     "evaluation/arena.py": "os.makedirs(exist_ok=True) of the --replays folder the user named",
     "evaluation/demo.py": "os.makedirs(exist_ok=True) of the --out folder the user named",
     "agents/policy_file.py": "os.makedirs(exist_ok=True) of the folder of --out (the file goes through the writer)",
+    "evaluation/ladder/views.py": "os.makedirs(exist_ok=True) of the export folder the user named (files go through the writer)",
+    "evaluation/ladder/demo.py": "os.makedirs(exist_ok=True) of the demo's --out folder (the ladders are databases)",
 }
 
 

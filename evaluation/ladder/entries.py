@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deckgym import __version__
+from deckgym.outputs import write_bytes
 from deckgym.agents.policy_file import SUFFIX, pickled_kind, refuse_pickle
 from deckgym.agents.registry import make_agent
 from deckgym.registration import GAMES, game as game_entry
@@ -249,10 +250,7 @@ def _materialise(sha: str, suffix: str, data: bytes) -> str:
         raise LadderError(f"the ladder's stored file {sha[:12]}... does not match its hash (the store is damaged)")
     path = os.path.join(_cache_dir(), sha + suffix)
     if not os.path.exists(path):
-        tmp = path + ".part"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_bytes(path, data)
     return path
 
 

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from deckgym.replay import load
+from deckgym.outputs import write_text
 from deckgym.viewer.frames import frames
 from deckgym.viewer.server import JsonApp, RequestError, make_server, url_of
 from deckgym.evaluation.ladder.entries import open_ladder
@@ -70,8 +71,7 @@ class LadderApp(JsonApp):
         if row is None:
             raise RequestError(f"no stored replay {rid} (match {rid // 4}, seating {rid % 4})", 404)
         path = os.path.join(self._folder, f"replay-{rid}.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(row[0])
+        write_text(path, row[0])
         return load(path)
 
     def get(self, path: str, query: dict[str, list[str]]) -> Any:
