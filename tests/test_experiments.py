@@ -30,6 +30,8 @@ SMOKE = {
                           "--teacher", "racko:search?samples=2&candidates=2&horizon=8"],
     "openspiel_ismcts": ["racko", "--budget-of", "racko:bucket", "--opponents", "racko:bucket", "--deals", "1",
                          "--calibrate", "2", "--simulations", "2", "--out", "{tmp}/ismcts.json"],
+    "ladder_schedule": ["--budget", "8", "--block", "4", "--seeds", "0", "--entries", "random", "racko:bucket",
+                        "racko:ranges", "--json", "{tmp}/schedule.json"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
                                    "--true-belief"],
 }
