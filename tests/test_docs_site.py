@@ -143,10 +143,10 @@ def test_pages_as_a_reader_sees_them_in_chromium(built_site, tmp_path):
         drv.get((built_site / "frontends" / "torchrl.html").as_uri())
         rows = drv.execute_script("""return Array.from(document.querySelectorAll('article table tbody tr')).map(
             r => r.cells[0].innerText)""")
-        for name in ("num_envs", "self_play", "opponents", "features", "device"):
+        for name in ("num_envs", "self_play", "options.opponents", "options.features", "device"):
             assert name in rows, (name, rows)
         code = drv.execute_script("return document.querySelector('article pre code').innerText")
-        assert "RackOEnv(num_envs=256" in code
+        assert "RackoEnv(num_envs=256" in code
         shot(drv, tmp_path, "docs-torchrl.png")
     finally:
         cleanup()
@@ -186,7 +186,8 @@ def test_front_end_defaults_are_the_constructors(built_site, page):
                 if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
                     continue
                 options = docgen_api._options_class(hints.get(p.name), p.default)
-                rows = ([(f"{p.name}.{f.name}", f.default) for f in dataclasses.fields(options)] if options
+                rows = ([(f"{p.name}.{f.name}", f.default if f.default_factory is dataclasses.MISSING
+                          else f.default_factory()) for f in dataclasses.fields(options)] if options
                         else [(p.name, p.default)])  # an options dataclass is listed field by field
                 for name, value in rows:
                     default = "required" if value in (p.empty, dataclasses.MISSING) else f"<code>{value!r}</code>"
