@@ -40,9 +40,10 @@ PLANNED = tuple(g for g in GAMES if (ROOT / g / "planning").is_dir())
 FORBIDDEN = {"agents": ("evaluation", "training"), "evaluation": ("training",)}
 TOOLS = ("benchmarks", "experiments")
 ENTRY_POINTS = {"deckgym.cli", "deckgym.__main__"}
-#: the conformance kit (``deckgym.testing.check_game``) drives every front end, the arena and the
-#: training, like the CLI: it sits on top (it may import all but the CLI) and no package imports it
-TOP = ("deckgym.testing",)
+#: the conformance kit (``deckgym.testing.check_game``) and the ladder's public face
+#: (``deckgym.ladder``) drive the front ends, the arena and training, like the CLI: they sit on top
+#: (they may import all but the CLI) and no package imports them
+TOP = ("deckgym.testing", "deckgym.ladder")
 #: the core contract and what every game builds on: imports no other repository module
 GROUND = ("deckgym.core", "deckgym.rng", "deckgym.rules", "deckgym.checks", "deckgym.kernels", "deckgym.descriptor",
           "deckgym.terminal", "deckgym.plugins")
