@@ -16,11 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
+
+from tests.test_wheel import venv_with_our_dependencies
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = {"deckgym", "racko_env", "leastscore_env"}
@@ -75,18 +75,7 @@ def editable(tmp_path_factory) -> tuple[Path, Path]:
     for name in (*sorted(OURS), "agents", "training", "evaluation"):
         shutil.copytree(ROOT / name, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     root = tmp_path_factory.mktemp("fresh")
-    deps = root / "deps"
-    deps.mkdir()
-    # every site-packages this interpreter sees (a .pth may chain another venv's), the first one's name wins
-    sites = dict.fromkeys([sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))])
-    for entry in (e for site in sites if os.path.isdir(site) for e in sorted(Path(site).iterdir())):
-        own = entry.name.startswith(("__editable__", "deckgym")) or entry.name in OURS or entry.suffix == ".pth"
-        if not own and not (deps / entry.name).exists():
-            (deps / entry.name).symlink_to(entry)
-    venv.create(root / "venv", with_pip=False)
-    python = root / "venv" / "bin" / "python"
-    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    Path(purelib, "dependencies.pth").write_text(f"{deps}\n")
+    python = venv_with_our_dependencies(root)
     _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
           "--no-build-isolation", "-q", *makefile_editable_flags(), "-e", src])
     project = root / "project"

@@ -83,10 +83,9 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
-@pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
-    """(the fresh venv's python, a project folder with its own packages, the environment to run in)."""
-    root = tmp_path_factory.mktemp("fresh")
+def venv_with_our_dependencies(root: Path) -> Path:
+    """A fresh venv under ``root`` that sees every dependency this interpreter has, but none of
+    deckgym itself (no checkout, no editable install); its python."""
     deps = root / "deps"
     deps.mkdir()
     # every site-packages this interpreter sees (a .pth may chain another venv's), the first one's name wins
@@ -99,6 +98,14 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
     python = root / "venv" / "bin" / "python"
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     Path(purelib, "dependencies.pth").write_text(f"{deps}\n")
+    return python
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict]:
+    """(the fresh venv's python, a project folder with its own packages, the environment to run in)."""
+    root = tmp_path_factory.mktemp("fresh")
+    python = venv_with_our_dependencies(root)
     _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel])
     project = root / "project"
     for name in THEIRS:
