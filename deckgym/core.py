@@ -376,3 +376,25 @@ def bind_hot_paths(core: Any, as_defined: dict[str, Any], **parts_methods: Any) 
         if getattr(type(core), name) is as_defined[name]:
             setattr(core, name, method)
 
+
+def infostate_twin(core: Any, cls: type) -> Any:
+    """What a core's ``infostate_core()`` returns: the core itself if it gives information states,
+    else its twin of class ``cls`` (the same rules, episode and reward, ``obs="infostate"``), built
+    once and kept in ``core._twin``."""
+    if core.obs == "infostate":
+        return core
+    if core._twin is None:
+        core._twin = cls(core.rules, core.episode, core.reward, obs="infostate")
+    return core._twin
+
+
+def pair_infostate_twin(core: Any, twin: Any, cls: Any) -> None:
+    """What a core's ``pair_infostate(twin)`` does: check that ``twin`` is an ``obs="infostate"``
+    ``cls`` of the same rules, episode and reward as the default-observation ``core``, and keep it
+    as the twin ``infostate_twin`` returns."""
+    if (not isinstance(twin, cls) or twin.obs != "infostate" or core.obs != "default"
+            or (twin.rules, twin.episode, twin.reward) != (core.rules, core.episode, core.reward)):
+        raise ValueError(f"pair_infostate needs an obs='infostate' {cls.__name__} of the same rules, episode and "
+                         "reward, on a default-observation core")
+    core._twin = twin
+

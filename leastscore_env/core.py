@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from deckgym.core import (RebuiltWhenUnpickled, StepResult, bind_hot_paths, check_core_options, check_game_index,
-                          check_obs_option, methods_as_defined)
+                          check_obs_option, infostate_twin, methods_as_defined, pair_infostate_twin)
 from leastscore_env.cards import NUM_CARDS, PAD, card_str
 from leastscore_env.core_tables import CoreTables
 from leastscore_env.dealing import LeastScoreDealing
@@ -183,20 +183,12 @@ class LeastScoreCore(RebuiltWhenUnpickled):
     def infostate_core(self) -> "LeastScoreCore":
         """This core's information-state twin (the same rules and options, ``obs="infostate"``),
         built once; the core itself if it gives information states."""
-        if self.obs == "infostate":
-            return self
-        if self._twin is None:
-            self._twin = LeastScoreCore(self.rules, self.episode, self.reward, obs="infostate")
-        return self._twin
+        return infostate_twin(self, LeastScoreCore)
 
     def pair_infostate(self, twin: "LeastScoreCore") -> None:
         """Make ``twin`` (an ``obs="infostate"`` core of the same rules and options) the one
         :meth:`infostate_core` returns, so that states of one are the states of the other."""
-        if (not isinstance(twin, LeastScoreCore) or twin.obs != "infostate" or self.obs != "default"
-                or (twin.rules, twin.episode, twin.reward) != (self.rules, self.episode, self.reward)):
-            raise ValueError("pair_infostate needs an obs='infostate' LeastScoreCore of the same rules, episode and "
-                             "reward, on a default-observation core")
-        self._twin = twin
+        pair_infostate_twin(self, twin, LeastScoreCore)
 
     # (the belief agents build and fill sampled states with these two)
     def _legal_of(self, w: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from deckgym.core import (RebuiltWhenUnpickled, StepResult, bind_hot_paths, check_core_options, check_game_index,
-                          check_obs_option, methods_as_defined)
+                          check_obs_option, infostate_twin, methods_as_defined, pair_infostate_twin)
 from racko_env.dealing import RackoDealing
 from racko_env.infostate import RackoHistory, RackoInfoObservation, check_info_state
 from racko_env.observation import RackoObservation
@@ -175,20 +175,12 @@ class RackoCore(RebuiltWhenUnpickled):
     def infostate_core(self) -> "RackoCore":
         """This core's information-state twin (the same rules and options, ``obs="infostate"``),
         built once; the core itself if it gives information states."""
-        if self.obs == "infostate":
-            return self
-        if self._twin is None:
-            self._twin = RackoCore(self.rules, self.episode, self.reward, obs="infostate")
-        return self._twin
+        return infostate_twin(self, RackoCore)
 
     def pair_infostate(self, twin: "RackoCore") -> None:
         """Make ``twin`` (an ``obs="infostate"`` core of the same rules and options) the one
         :meth:`infostate_core` returns, so that states of one are the states of the other."""
-        if (not isinstance(twin, RackoCore) or twin.obs != "infostate" or self.obs != "default"
-                or (twin.rules, twin.episode, twin.reward) != (self.rules, self.episode, self.reward)):
-            raise ValueError("pair_infostate needs an obs='infostate' RackoCore of the same rules, episode and "
-                             "reward, on a default-observation core")
-        self._twin = twin
+        pair_infostate_twin(self, twin, RackoCore)
 
     def current_player(self, state: RackoState) -> np.ndarray:
         """``(B,)`` int64: the seat to act in each game."""
