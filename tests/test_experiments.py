@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,6 +35,7 @@ SMOKE = {
                         "racko:ranges", "--json", "{tmp}/schedule.json"],
     "leastscore_search_strength": ["--deals", "2", "--batch", "2", "--search", "leastscore:search?samples=2&moves=all",
                                    "--true-belief"],
+    "torchrl_batched_masks": ["--steps", "4"],
 }
 
 
@@ -75,6 +77,10 @@ def test_experiment_runs_tiny(name, tmp_path):
             assert z["num2"].shape == (7, 6, 13) and z["num2"].sum() > 0
     if name == "leastscore_search_strength":
         assert '"rounds": 8' in proc.stdout
+    if name == "torchrl_batched_masks":  # the masked paths draw no illegal action
+        rows = {r["case"]: r for r in json.loads(proc.stdout.strip().splitlines()[-1])}
+        for case in ("TicTacToeEnv alone", "RackoEnv(4) alone", "TransformedEnv(SerialEnv(2, RackoEnv(4)), ActionMask())"):
+            assert rows[case]["illegal"] == 0 < rows[case]["actions"], rows[case]
     if name == "fit_dp_stats":
         with np.load(tmp_path / "dp_stats.npz") as z:
             assert int(z["games"]) == 100 and z["P2_passes"].sum() > 0
