@@ -19,6 +19,8 @@ class Agent(ABC):
 
     #: the spec that builds this agent (``"random"``, ``"racko:bucket"``, ``"ppo:PATH"``)
     spec: str = "?"
+    #: a tunable agent's parameters (``"racko:ranges?margin=2"`` sets them; see ``agents.registry``)
+    params: dict[str, Any]
 
     def __init__(self, core: Any, seed: int = 0) -> None:
         self.core = core

@@ -115,7 +115,8 @@ def rllib_export(state: dict[str, Any], activation: str = "tanh") -> tuple[dict[
     if any(k.startswith("encoder.encoder.") for k in state):
         raise ValueError("this RLlib module shares its encoder between policy and value (vf_share_layers=True): "
                          "the policy file format has no arch for it")
-    tensors, arch = {}, {"type": "mlp", "activation": activation}
+    tensors: dict[str, np.ndarray] = {}
+    arch: dict[str, Any] = {"type": "mlp", "activation": activation}
     for head, enc in (("pi", "encoder.actor_encoder.net.mlp"), ("vf", "encoder.critic_encoder.net.mlp")):
         hidden, out = linear(enc), linear(f"{head}.net.mlp")
         if len(out) != 1:

@@ -115,7 +115,9 @@ def shareable(x: Any, cwd: str | None = None) -> Any:
 
 def rules_dict(rules: Any) -> dict[str, Any]:
     """The rules dataclass's fields as JSON values (tuples become lists)."""
-    return _json_norm(dataclasses.asdict(rules)) if dataclasses.is_dataclass(rules) else {"repr": repr(rules)}
+    if dataclasses.is_dataclass(rules) and not isinstance(rules, type):
+        return _json_norm(dataclasses.asdict(rules))
+    return {"repr": repr(rules)}
 
 
 def game_of_core(core: Any) -> str:

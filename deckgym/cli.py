@@ -165,10 +165,13 @@ def plain_text(doc: str) -> str:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.engine == "rllib":
-        from deckgym.training import rllib_train as engine
+        from deckgym.training import rllib_train
+
+        summary = rllib_train.main(args=args)
     else:
-        from deckgym.training import train as engine
-    summary = engine.main(args=args)
+        from deckgym.training import train
+
+        summary = train.main(args=args)
     return 130 if summary.get("interrupted") else 0
 
 

@@ -44,7 +44,7 @@ def god_table(state: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
     """Every hand, the floor, the deck in order and the dead pile, from ``core.state_dict``."""
     P = len(state["hands"])
     cur = int(state["current_player"])
-    seats = []
+    seats: list[dict[str, Any]] = []
     for s in range(P):
         known = set(_ids(state["known"][s]))
         note = f"hand value {state['hand_totals'][s]}, score {state['scores'][s]}" if state["alive"][s] else "eliminated"
@@ -66,7 +66,7 @@ def seat_table(view: dict[str, Any], seat: int, labels: Sequence[str]) -> dict[s
     to_move = np.flatnonzero(np.asarray(view["to_move"]))
     mover = (seat + int(to_move[0])) % P if len(to_move) else -1
     alive = np.asarray(view["alive"])
-    seats = []
+    seats: list[dict[str, Any]] = []
     for i in range(P):
         s = (seat + i) % P
         if i == 0:

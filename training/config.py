@@ -236,7 +236,7 @@ class TrainArgs(TrainConfig):
 def apply_engine_defaults(args: Any, engine: str | None = None) -> Any:
     """Fill the options whose default depends on the engine (``ENGINE_DEFAULTS``; ``engine``, or
     ``args.engine``) where they were not given; ``args`` is changed in place and returned."""
-    for key, value in ENGINE_DEFAULTS[engine or getattr(args, "engine", "sb3")].items():
+    for key, value in ENGINE_DEFAULTS[str(engine or getattr(args, "engine", "sb3"))].items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
     return args
@@ -277,7 +277,7 @@ def add_fields(parser: argparse.ArgumentParser, config: type, group: Any = None)
         target.add_argument("--" + f.name.replace("_", "-"), default=default, **kw)
     taken = {s for a in parser._actions for s in a.option_strings}
     fields = {f.name: f for f in dataclasses.fields(config)}
-    for old, renamed in config.RENAMED.items():
+    for old, renamed in getattr(config, "RENAMED", {}).items():  # a config without renames has none
         flag = "--" + old.replace("_", "-")
         if flag not in taken:  # --no-features is --features' own negative
             kw = {k: v for k, v in fields[renamed.new].metadata.items() if k in ("type", "action", "metavar")}

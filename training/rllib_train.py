@@ -39,6 +39,7 @@ one local CPU learner) → the training loop → the saved policy and the final 
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
@@ -260,7 +261,7 @@ def add_to_metadata(model: str, extra: dict[str, Any]) -> None:
     update_metadata(model, {**read_metadata(model), **extra})
 
 
-def main(argv: list[str] | None = None, args: TrainArgs | None = None) -> dict[str, Any]:
+def main(argv: list[str] | None = None, args: argparse.Namespace | TrainArgs | None = None) -> dict[str, Any]:
     args = TrainArgs.from_namespace(args if args is not None else build_parser(engine="rllib").parse_args(argv))
     plan = validate_rllib(args)  # before Ray starts or anything is written
     t_run = time.perf_counter()

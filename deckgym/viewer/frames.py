@@ -63,7 +63,7 @@ def frames(replay: Replay) -> dict[str, Any]:
     tv = table_view(replay.game)
     labels = seat_labels(replay.header)
     ends = {r.get("decision"): r for r in replay.rounds}  # a match: the move that ended each round but the last
-    out = []
+    out: list[dict[str, Any]] = []
     for d in replay.decisions:
         spend(0, what)  # the time, before each frame's work
         legal_moves = d.get("legal_moves") or [core.action_names[a] for a in d["legal"]]
