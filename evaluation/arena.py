@@ -139,7 +139,7 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     agents = [make_agent(build[i], core, seed=seed_of(seed, chunk, name), game=game) for i, name in enumerate(names)]
     seat_agent = np.array([names.index(s) for s in lineup])  # lineup position → agent index
     P, K = len(lineup), len(names)
-    t = {"wins": np.zeros(K), "games": np.zeros(K, dtype=np.int64), "points": np.zeros(K),
+    t: dict[str, Any] = {"wins": np.zeros(K), "games": np.zeros(K, dtype=np.int64), "points": np.zeros(K),
          "rounds": np.zeros(K, dtype=np.int64), "pair": np.zeros((K, K))}
     deal_ids = np.arange(first, end)
     ids = np.repeat(deal_ids, P)  # each deal once per rotation: same deal, seats rotated
@@ -148,9 +148,9 @@ def play_chunk(game: str, rules_kwargs: dict[str, Any], matches: bool, lineup: l
     # who (agent index) sits in each seat of each game: lineup[(seat + rotation) % P]
     seat_owner = seat_agent[(np.arange(P)[None, :] + rot[:, None]) % P]
     rows = np.flatnonzero(ids < replay_games)
-    rec = Recorder(game, core, rows, [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
+    rec = Recorder(game, core, rows.tolist(), [make_header(game, core, [names[k] for k in seat_owner[r]], seed, int(ids[r]),
                                                   rotation=int(rot[r])) for r in rows], agents) if len(rows) else None
-    hooks = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
+    hooks: dict[str, Any] = {"before_step": rec.before_step, "after_step": rec.after_step} if rec else {}
     made = np.zeros(len(ids), dtype=np.int64) if decisions or per_game else None  # decisions per game so far
     game_points = np.zeros((len(ids), P)) if per_game else None
     game_wins = np.zeros((len(ids), P)) if per_game else None

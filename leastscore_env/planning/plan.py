@@ -110,7 +110,7 @@ def _opp_alive(view: dict[str, np.ndarray], opp_size: np.ndarray) -> np.ndarray:
 
 def _draw_phase(masks: np.ndarray) -> np.ndarray:
     """(B,) bool: rows whose legal actions are draws (32..37), i.e. the draw phase of L4."""
-    return masks[:, DRAW_DECK:].any(axis=1)
+    return np.asarray(masks[:, DRAW_DECK:].any(axis=1))
 
 
 def decoded(d: dict[str, np.ndarray], turn: np.ndarray | None = None) -> Decoded:
