@@ -91,7 +91,14 @@ class MaskedDiscrete(spaces.Discrete):
 
 
 class DeckGymEnv(gymnasium.Env):
-    """The learner in one seat of a deckgym game (see the module docstring)."""
+    """The learner in one seat of a deckgym game (see the module docstring).
+
+    Args:
+        game: a registered game's name (``"racko"``, ``"leastscore"``).
+        render_mode: ``"ansi"`` (text) or ``"rgb_array"`` (an image of the learner's view).
+        options: a :class:`~deckgym.learner_options.LearnerOptions`; its fields may also be
+            given as keywords (over it), and any other keyword is a rules field.
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 

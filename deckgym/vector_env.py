@@ -89,7 +89,8 @@ class DeckGymVectorEnv(VectorEnv):
     """N games of a deckgym game, the learner in one seat of each (see the module docstring).
 
     Args:
-        game: a registered game's name; ``num_envs``: N, games played at once.
+        game: a registered game's name.
+        num_envs: N, games played at once.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their values).
         render_mode: ``"ansi"`` or ``"rgb_array"``: :meth:`render` gives one frame per game.
         options: a :class:`~deckgym.learner_options.LearnerOptions`; its fields may also be

@@ -167,7 +167,18 @@ __all__ = ["env", "raw_env"]
 
 
 class raw_env(CoreAECEnv):
-    """Least Score as a PettingZoo AEC env (one game over the batched core, B = 1)."""
+    """Least Score as a PettingZoo AEC env (one game over the batched core, B = 1).
+
+    Args:
+        num_players: table size, 2–8 (L2).
+        episode: ``"round"`` (an episode is one round) or ``"match"`` (rounds until ``target_score``).
+        reward: ``"win"`` (zero-sum at the episode's end) or ``"points"`` (each round's points).
+        obs: ``"default"`` or ``"infostate"`` (the observation followed by the public history).
+        illegal_action: ``"raise"`` (an ``IllegalActionError`` naming the legal actions) or
+            ``"terminate"`` (the game ends with −1 for the offender, PettingZoo's convention).
+        render_mode: ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``None``.
+        rule_kwargs: the fields of :class:`leastscore_env.rules.LeastScoreRules`.
+    """
 
     metadata = {"name": "leastscore_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
 

@@ -163,7 +163,18 @@ __all__ = ["env", "raw_env"]
 
 
 class raw_env(CoreAECEnv):
-    """Rack-O as a PettingZoo AEC env (see the module docstring)."""
+    """Rack-O as a PettingZoo AEC env (see the module docstring).
+
+    Args:
+        num_players: table size, 2–4 (R1).
+        episode: ``"round"`` (an episode is one round) or ``"match"`` (rounds until ``target_score``).
+        reward: ``"win"`` (zero-sum at the episode's end) or ``"points"`` (each round's points).
+        obs: ``"default"`` or ``"infostate"`` (the observation followed by the public history).
+        illegal_action: ``"raise"`` (an ``IllegalActionError`` naming the legal actions) or
+            ``"terminate"`` (the game ends with −1 for the offender, PettingZoo's convention).
+        render_mode: ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``None``.
+        rule_kwargs: the fields of :class:`racko_env.rules.RackoRules`.
+    """
 
     metadata = {"name": "racko_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
 

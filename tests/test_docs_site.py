@@ -177,10 +177,7 @@ def test_front_end_defaults_are_the_constructors(built_site, page):
         obj = getattr(importlib.import_module(module), name)
         start = text.index(f"<code>{obj.__module__}.{obj.__qualname__}</code>")  # the table under this name
         table = text[start:text.index("</table>", start)]
-        for klass in (obj.__mro__ if isinstance(obj, type) else [obj]):
-            init = klass.__dict__.get("__init__") if isinstance(obj, type) else obj
-            if init is None or not klass.__module__.startswith(("deckgym", "racko_env", "leastscore_env")):
-                continue
+        for _klass, init in docgen_api._inits(obj):  # the constructor, and the bases it forwards **kwargs to
             hints = typing.get_type_hints(init)
             for p in inspect.signature(init).parameters.values():
                 if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
@@ -191,12 +188,11 @@ def test_front_end_defaults_are_the_constructors(built_site, page):
                         else [(p.name, p.default)])  # an options dataclass is listed field by field
                 for name, value in rows:
                     default = "required" if value in (p.empty, dataclasses.MISSING) else f"<code>{value!r}</code>"
-                    row = re.search(rf"<td><code>{re.escape(name)}</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>",
-                                    table, re.S)
+                    row = re.search(rf"<td><code>{re.escape(name)}</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>"
+                                    rf"\s*<td>(.*?)</td>", table, re.S)
                     assert row, (page, target, name)
                     assert default in row.group(1), (page, target, name, default, row.group(1))
-            if not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(init).parameters.values()):
-                break  # the keywords end here (a subclass that forwards none of its base's)
+                    assert row.group(2).strip(), f"{page}: {target}'s {name} has no meaning in its row"
 
 
 def test_defaults_generator_reads_an_options_dataclass(monkeypatch):
@@ -207,6 +203,8 @@ def test_defaults_generator_reads_an_options_dataclass(monkeypatch):
     class Options:
         num_envs: int = dataclasses.field(default=8, metadata={"doc": "games at once"})
         seed: int | None = None
+        """The first game's seed
+        (written after the field, as ``LearnerOptions`` documents its fields)."""
 
     def make(game: str, options: Options = Options()) -> None:
         """A front end.
@@ -219,4 +217,27 @@ def test_defaults_generator_reads_an_options_dataclass(monkeypatch):
     table = docgen_api.defaults_table("x:make")
     assert "| `game` | `str` | *required* | the game's name. |" in table
     assert "| `options.num_envs` | `int` | `8` | games at once |" in table
-    assert "`options.seed`" in table and "`None`" in table
+    assert "| `options.seed` | <code>int &#124; None</code> | `None` | The first game's seed (written after the field, " \
+           "as `LearnerOptions` documents its fields). |" in table
+
+
+
+def test_defaults_generator_follows_kwargs_only_into_the_base_that_takes_them(monkeypatch, tmp_path):
+    """A base's parameters are rows only when ``**kwargs`` is handed to the base's ``__init__``
+    (not when it goes to the rules: the PettingZoo envs' base takes a core no user passes)."""
+    docgen_api = hooks_module("docgen_api")
+    (tmp_path / "docgen_probe.py").write_text(
+        "class Base:\n"
+        "    def __init__(self, core=None, render_mode=None):\n"
+        "        \"\"\"A base.\n\n        Args:\n            render_mode: how to draw.\n        \"\"\"\n\n"
+        "class Forwards(Base):\n"
+        "    def __init__(self, n=2, **kwargs):\n"
+        "        super().__init__(**kwargs)\n\n"
+        "class Keeps(Base):\n"
+        "    def __init__(self, n=2, **rule_kwargs):\n"
+        "        super().__init__(core=dict(**rule_kwargs))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(docgen_api, "OURS", ("docgen_probe",))
+    forwards, keeps = docgen_api.defaults_table("docgen_probe:Forwards"), docgen_api.defaults_table("docgen_probe:Keeps")
+    assert "| `render_mode` |  | `None` | how to draw. |" in forwards and "`core`" in forwards
+    assert "`core`" not in keeps and "`render_mode`" not in keeps and "`**rule_kwargs`" in keeps

@@ -46,9 +46,12 @@ class RLlibVectorEnv(DeckGymVectorEnv):
 
     Args:
         opponents: ``[(spec, weight), ...]``; empty for self-play.
-        module_spec: the learner's ``RLModuleSpec`` (self-play and league snapshots are built from it);
+        module_spec: the learner's ``RLModuleSpec`` (self-play and league snapshots are built from it).
         meta: the model metadata of :func:`deckgym.agents.rllib_agent.model_metadata_rllib` (the snapshots' agents).
-        The other arguments are :class:`DeckGymVectorEnv`'s.
+        rules_kwargs: the fields of the game's rules (``{"bonus": True}``).
+        The other arguments are :class:`DeckGymVectorEnv`'s and its options'; here ``features``
+        defaults to True (RLlib's learners train on them) and an illegal action raises (the
+        learner samples from the mask, so one is a bug).
     """
 
     def __init__(self, game: str = "racko", num_envs: int = 1, opponents: Any = (), rules_kwargs: dict | None = None,

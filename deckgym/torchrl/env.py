@@ -116,6 +116,7 @@ class DeckGymTorchEnv(EnvBase):
     Args:
         num_envs: ``B``, games played at once (the env's ``batch_size``; ``batch_size=[B]``, TorchRL's
             keyword, is its alias).
+        batch_size: TorchRL's keyword, ``[B]``: an alias of ``num_envs``.
         game: a registered game's name (the per-game classes fix it).
         self_play: every seat is the policy's (no opponents inside; ``opponents``,
             ``opponent_weights``, ``seat``, ``shaping`` and ``illegal_action`` cannot be given).

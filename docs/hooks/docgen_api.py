@@ -4,9 +4,11 @@ when it is one), and OpenSpiel's game parameters."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
+import textwrap
 import re
 import typing
 from typing import Any
@@ -50,8 +52,26 @@ def _options_class(annotation: Any, default: Any) -> type | None:
     return None
 
 
+def attribute_docs(cls: type) -> dict[str, str]:
+    """``field -> docstring`` of a class whose fields are documented by a string right after
+    them (PEP 257's attribute docstrings, as ``LearnerOptions`` writes them), one line each."""
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):  # a builtin, or a class made at run time
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                out[node.target.id] = " ".join(after.value.value.split())
+    return out
+
+
 def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
     rows = []
+    written = attribute_docs(cls)
     try:
         hints = typing.get_type_hints(cls)
     except Exception:  # a forward reference the module does not import at run time
@@ -60,7 +80,7 @@ def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
         rows.append([f"`{prefix}{f.name}`", _type_name(hints.get(f.name, f.type)), _fmt_default(default),
-                     rst_to_md(f.metadata.get("doc") or f.metadata.get("help") or "")])
+                     rst_to_md(f.metadata.get("doc") or f.metadata.get("help") or written.get(f.name, ""))])
     return rows
 
 
@@ -68,9 +88,24 @@ def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
 OURS = ("deckgym", "racko_env", "leastscore_env")
 
 
+def _forwards(init: Any, var_kw: str) -> bool:
+    """Whether ``init`` hands its ``**var_kw`` to a base's ``__init__`` itself (``super().__init__``
+    or ``Base.__init__``; not to the rules, nor inside another argument)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+            if any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == var_kw for k in node.keywords):
+                return True
+    return False
+
+
 def _inits(obj: Any) -> list[Any]:
     """The callables whose signatures name the parameters: a function itself; for a class, its
-    ``__init__`` and, while one forwards ``**kwargs``, the next ``__init__`` up the MRO."""
+    ``__init__`` and, while one forwards its ``**kwargs`` to a base's ``__init__``, the next
+    ``__init__`` up the MRO."""
     if not isinstance(obj, type):
         return [(obj, obj)]
     out: list[tuple[Any, Any]] = []
@@ -82,7 +117,8 @@ def _inits(obj: Any) -> list[Any]:
         if not any(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self" for p in params):
             continue
         out.append((klass, init))
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
+        var_kw = [p.name for p in params if p.kind is p.VAR_KEYWORD]
+        if not var_kw or not _forwards(init, var_kw[0]):
             break
     return out or [(obj, obj)]
 
@@ -115,6 +151,28 @@ def rst_to_md(text: str) -> str:
     return re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text.replace("``", "`"))
 
 
+def _inherited_docs(obj: Any) -> dict[str, str]:
+    """What our base classes say of a parameter name: their ``Args:``, and the fields of the
+    options dataclass their constructors take; the nearest base first."""
+    out: dict[str, str] = {}
+    for klass in (obj.__mro__[1:] if isinstance(obj, type) else ()):
+        init = klass.__dict__.get("__init__")
+        if init is None or klass.__module__.split(".")[0] not in OURS:
+            continue
+        for name, text in {**arg_docs(klass), **arg_docs(init)}.items():
+            out.setdefault(name, text)
+        try:
+            hints = typing.get_type_hints(init)
+        except Exception:  # a forward reference the module does not import at run time
+            hints = {}
+        for p in inspect.signature(init).parameters.values():
+            options = _options_class(hints.get(p.name, p.annotation), p.default)
+            if options is not None:
+                for row in _dataclass_rows(options):
+                    out.setdefault(row[0].strip("`"), row[3])
+    return {k: v for k, v in out.items() if v}
+
+
 def defaults_table(target: str, extra_doc: str = "") -> str:
     """One row per parameter (name, type, default, the docstring's words); a parameter annotated
     with a dataclass (an options object) is expanded into that dataclass's fields."""
@@ -127,6 +185,8 @@ def defaults_table(target: str, extra_doc: str = "") -> str:
     for owner, source in reversed(inits):
         docs.update({**arg_docs(owner), **arg_docs(source)})
     docs.update(arg_docs(obj))
+    for name, text in _inherited_docs(obj).items():  # "the other arguments are the base's"
+        docs.setdefault(name, text)
     for _owner, source in inits:
         try:
             hints = typing.get_type_hints(source)
