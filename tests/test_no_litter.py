@@ -9,8 +9,10 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,9 +25,21 @@ SHARED_CACHES = {f"torchinductor_{getpass.getuser()}"}
 
 
 def _run(argv, tmp, cwd):
-    env = {**os.environ, "TMPDIR": str(tmp), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """Run ``argv`` with its own TMPDIR; its process id."""
+    env = {**os.environ, "TMPDIR": str(tmp), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            _, err = proc.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert proc.returncode == 0, err[-2000:]
+    return proc.pid
+
+
+def _ray_sessions():
+    return set(os.listdir("/tmp/ray")) if os.path.isdir("/tmp/ray") else set()
 
 
 def _litter(tmp):
@@ -65,3 +79,43 @@ def test_the_torchrl_example_leaves_nothing_outside_its_run_folder(tmp_path):
           "--eval-deals", "4", "--final-deals", "4", "--runs", "runs", "--run-name", "r"], tmp, cwd)
     assert _litter(tmp) == []
     assert os.listdir(cwd) == ["runs"] and os.listdir(cwd / "runs") == ["r"]
+
+
+def test_an_rllib_run_leaves_nothing_outside_its_run_folder(tmp_path):
+    """Ray's default session folder, ray/session_<date>_<driver pid> in TMPDIR (or /tmp), outlives its Ray."""
+    pytest.importorskip("ray.rllib")
+    # a TMPDIR short enough for Ray's Unix sockets, so the local Ray's folder is made (and must go) there
+    tmp = Path(tempfile.mkdtemp(prefix="dgt", dir="/tmp"))
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    before = _ray_sessions()
+    try:
+        pid = _run([sys.executable, "-m", "deckgym", "train", "racko", "--engine", "rllib", "--players", "2",
+                    "--train-batch", "128", "--batch-size", "64", "--epochs", "1", "--net", "32", "--total-steps",
+                    "128", "--final-deals", "2", "--env-runners", "0", "--envs-per-runner", "1", "--opponents",
+                    "random=1", "--runs", "runs", "--run-name", "r", "--quiet"], tmp, cwd)
+        assert _litter(tmp) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    # other tests' Rays may come and go meanwhile: only a new session of this run's driver counts
+    assert [s for s in _ray_sessions() - before if s.endswith(f"_{pid}")] == []
+    assert os.listdir(cwd) == ["runs"] and os.listdir(cwd / "runs") == ["r"]
+
+
+def test_a_local_ray_folder_is_made_where_its_sockets_fit(monkeypatch):
+    from deckgym.agents import rllib_support
+
+    monkeypatch.delenv("RAY_TMPDIR", raising=False)
+    short = Path(tempfile.mkdtemp(prefix="dgt", dir="/tmp"))
+    deep = short / ("d" * 40)
+    deep.mkdir()
+    try:
+        for base, where in ((short, short), (deep, Path("/tmp"))):
+            monkeypatch.setenv("TMPDIR", str(base))
+            monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+            made = Path(rllib_support._local_temp_dir())
+            os.rmdir(made)
+            assert made.parent == where and made.name.startswith("deckgym-ray-")
+            assert len(str(made / "session_2026-12-04_04-23-49_080004_4194304/sockets/plasma_store")) <= 107
+    finally:
+        shutil.rmtree(short)
