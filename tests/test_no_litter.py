@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from deckgym.evaluation import ladder as lad
+
 pytest.importorskip("sb3_contrib")
 ROOT = Path(__file__).resolve().parent.parent
 # torch's compiler cache, made (empty) the first time torch._dynamo is imported, as any torch optimizer
@@ -119,3 +121,30 @@ def test_a_local_ray_folder_is_made_where_its_sockets_fit(monkeypatch):
             assert len(str(made / "session_2026-12-04_04-23-49_080004_4194304/sockets/plasma_store")) <= 107
     finally:
         shutil.rmtree(short)
+
+
+def test_ladder_runners_leave_no_copy_of_a_stored_policy(tmp_path):
+    """A runner copies a stored policy file out of the ladder to build its agent. Runner processes
+    and Ray workers leave by os._exit (no exit hooks), so a copy kept for the end of the process stayed."""
+    pytest.importorskip("ray")
+    tmp = Path(tempfile.mkdtemp(prefix="dgt", dir="/tmp"))  # short: the local Ray's sockets fit in it
+    db = str(tmp_path / "lab.ladder")
+    model = str(ROOT / "models" / "racko_2p.safetensors")
+    before = _ray_sessions()
+    try:
+        for args in (["init", db, "--game", "racko", "--players", "2", "--seed", "3"],
+                     ["add", db, "net", f"ppo:{model}"], ["add", db, "bucket", "racko:bucket"],
+                     ["add", db, "random", "random"],
+                     ["run", db, "--workers", "2", "--matches", "8", "--block", "2", "--quiet"],
+                     ["run", db, "--ray", "local", "--workers", "2", "--matches", "8", "--block", "2", "--quiet"]):
+            pid = _run([sys.executable, "-m", "deckgym", "ladder", *args], tmp, tmp_path)
+            assert _litter(tmp) == [], args
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert [s for s in _ray_sessions() - before if s.endswith(f"_{pid}")] == []
+    ladder = lad.open_ladder(db, readonly=True)
+    try:
+        assert ladder.db.one("SELECT COUNT(*) FROM matches")[0] == 16
+        assert [e.status for e in lad.entries(ladder)] == ["active"] * 3  # the policy played, it did not break
+    finally:
+        ladder.close()
