@@ -148,3 +148,23 @@ def test_ladder_runners_leave_no_copy_of_a_stored_policy(tmp_path):
         assert [e.status for e in lad.entries(ladder)] == ["active"] * 3  # the policy played, it did not break
     finally:
         ladder.close()
+
+
+def test_the_ladder_page_keeps_no_folder_between_requests(tmp_path, monkeypatch):
+    """A stored replay is read back through a file: it lives only as long as its request, so a server
+    stopped by a signal leaves nothing either."""
+    from deckgym.evaluation.ladder.web import LadderApp
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    ladder = lad.init(str(tmp_path / "lab.ladder"), "racko", players=2, seed=1)
+    lad.add(ladder, "random", "random")
+    lad.add(ladder, "bucket", "racko:bucket")
+    lad.run(ladder, matches=1, block=1, replays=True)
+    ladder.close()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    app = LadderApp(str(tmp_path / "lab.ladder"))
+    listed = app.get("/api/replays", {})
+    assert len(listed) == 2 and "error" not in listed[0]
+    assert app.get(f"/api/replays/{listed[0]['id']}", {})
+    assert _litter(tmp) == []
