@@ -57,6 +57,7 @@ _own_token: str | None = None  # the token this process made up for its local Ra
 # Linux: the deepest, <folder>/session_<date>_<pid>/sockets/plasma_store, takes 64 after the folder
 RAY_SOCKET_TAIL = 64
 RAY_TEMP_PREFIX = "deckgym-ray-"
+_own_dirs: list[str] = []  # the folders of the local Rays this process started (removed when they stop)
 
 
 class RayMissingError(MissingExtraError):
@@ -286,6 +287,7 @@ def init_ray(address: str | None, num_cpus: int | None = None, runtime_env: dict
         # "local": always a fresh Ray of our own, never one found on this machine (another
         # user's, or a test cluster that may stop under us)
         temp_dir = _local_temp_dir()
+        _own_dirs.append(temp_dir)
         try:
             ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=num_cpus,
                      runtime_env=runtime_env, log_to_driver=False, _temp_dir=temp_dir)
@@ -317,3 +319,15 @@ def _stop_local_ray(ray: Any, temp_dir: str) -> None:
     if node is not None and os.path.realpath(node.get_temp_dir_path()) == os.path.realpath(temp_dir):
         ray.shutdown(wait_for_processes=True)
     shutil.rmtree(temp_dir, ignore_errors=True)
+    if temp_dir in _own_dirs:
+        _own_dirs.remove(temp_dir)
+
+
+def shutdown_ray() -> None:
+    """Stop (or leave) the Ray of :func:`init_ray` now, not at exit; a local Ray's folder goes with it."""
+    ray = sys.modules.get("ray")
+    if ray is None:
+        return
+    for temp_dir in list(_own_dirs):
+        _stop_local_ray(ray, temp_dir)
+    ray.shutdown()

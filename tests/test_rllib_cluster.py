@@ -74,7 +74,7 @@ def cluster(tmp_path_factory):
     deckgym_killonce.setup()
     # A local Ray of another module (init_ray(None)) leaves this process in token-auth mode with
     # its own token; the test head stands for a user's `ray start`, which inherits none of that.
-    ray.shutdown()
+    rllib_support.shutdown_ray()
     rllib_support._forget_local_auth()
     # its session files in a short folder of its own (Ray's default keeps them after the cluster stops);
     # Ray still notes the cluster's address in its default folder, made here if absent
@@ -92,7 +92,7 @@ def cluster(tmp_path_factory):
                                                      "worker_process_setup_hook": "deckgym_killonce.setup"})
         yield c, worker.node_id, marker
     finally:
-        ray.shutdown()
+        rllib_support.shutdown_ray()
         if c is not None:
             c.shutdown()  # its processes stopped, its address note deleted
         shutil.rmtree(temp_dir, ignore_errors=True)
