@@ -168,3 +168,18 @@ def test_the_ladder_page_keeps_no_folder_between_requests(tmp_path, monkeypatch)
     assert len(listed) == 2 and "error" not in listed[0]
     assert app.get(f"/api/replays/{listed[0]['id']}", {})
     assert _litter(tmp) == []
+
+
+@pytest.mark.parametrize("plant", [True, False])
+def test_the_session_fails_when_its_tests_leave_litter(tmp_path, plant):
+    """tests/conftest.py gives a session a temp dir of its own and fails the run, naming them, if our
+    files are left in it at the end (a nested run of one test, with that conftest as a plugin)."""
+    (tmp_path / "test_plant.py").write_text(
+        "import os, tempfile\n\n\ndef test_plant():\n"
+        + ("    os.mkdir(os.path.join(tempfile.gettempdir(), 'SB3-planted'))\n" if plant else "    pass\n"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                          "test_plant.py"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=300)
+    assert "1 passed" in run.stdout, run.stdout + run.stderr
+    assert (run.returncode, "LITTER" in run.stdout, "SB3-planted" in run.stdout) == ((1, True, True) if plant else
+                                                                                     (0, False, False))
