@@ -12,7 +12,9 @@ and writes a token to ``~/.ray/auth_token`` if there is none; that file then swi
 token auth on for every later ``ray start --head`` of the user. Unless ``RAY_AUTH_MODE``
 or a token is already set, the local Ray gets a fresh token in the environment
 (``RAY_AUTH_TOKEN``, inherited by the raylet and the workers): authenticated, and no file
-is written.
+is written. Ray keeps each session's files (logs, sockets) in ``ray/`` of the temp dir after the
+session ends; the local Ray writes them in a folder of its own instead, removed when it stops
+(:func:`shutdown_ray`, or at exit).
 
 **A cluster** (``HOST:PORT`` or ``auto``) is checked before Ray is handed the address:
 
@@ -54,8 +56,9 @@ TCP_TIMEOUT_S = 5.0
 HANDSHAKE_TIMEOUT_S = 15.0
 _own_token: str | None = None  # the token this process made up for its local Ray
 # Ray puts its Unix sockets under its temp folder, and an AF_UNIX path has at most 107 bytes on
-# Linux: the deepest, <folder>/session_<date>_<pid>/sockets/plasma_store, takes 64 after the folder
+# Linux: the deepest, <folder>/session_<date>_<pid>/sockets/plasma_store, adds 64 to the folder's
 RAY_SOCKET_TAIL = 64
+AF_UNIX_MAX = 107
 RAY_TEMP_PREFIX = "deckgym-ray-"
 _own_dirs: list[str] = []  # the folders of the local Rays this process started (removed when they stop)
 
@@ -308,7 +311,7 @@ def _local_temp_dir() -> str:
     ``/tmp``: a deep temp dir would push them past the AF_UNIX limit (see ``RAY_SOCKET_TAIL``).
     """
     base = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
-    if len(os.path.join(base, RAY_TEMP_PREFIX + "x" * 8).encode()) + 1 + RAY_SOCKET_TAIL > 107:
+    if len(os.path.join(base, RAY_TEMP_PREFIX + "x" * 8).encode()) + RAY_SOCKET_TAIL > AF_UNIX_MAX:
         base = "/tmp"
     return tempfile.mkdtemp(prefix=RAY_TEMP_PREFIX, dir=base)
 
