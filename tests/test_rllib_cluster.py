@@ -77,12 +77,14 @@ def cluster(tmp_path_factory):
     rllib_support.shutdown_ray()
     rllib_support._forget_local_auth()
     # its session files in a short folder of its own (Ray's default keeps them after the cluster stops);
-    # Ray still notes the cluster's address in its default folder, made here if absent
+    # Ray still notes the cluster's address in its default folder (and fails if that is absent): made
+    # here if absent, removed after
     temp_dir = tempfile.mkdtemp(prefix="rayc", dir="/tmp")
     default = get_default_ray_temp_dir()
     made_default = not os.path.exists(default)
     c = None
     try:
+        os.makedirs(default, exist_ok=True)
         c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "node_ip_address": "127.0.0.1",
                                                           "include_dashboard": False, "temp_dir": temp_dir})
         worker = c.add_node(num_cpus=2, node_ip_address="127.0.0.1", temp_dir=temp_dir)
