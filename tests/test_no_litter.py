@@ -1,8 +1,10 @@
 """Nothing of ours or our dependencies' is left outside the run folder or the named outputs: the temp
-dir is listed around a training run and a benchmark run (each in a subprocess with its own TMPDIR).
+dir is listed around a training run (SB3, RLlib, TorchRL), a benchmark run and ladder runs (each in
+a subprocess with its own TMPDIR), and the test session itself fails when its tests leave any.
 
 SB3 makes a new empty ``SB3-<time>`` folder in the temp dir on every ``learn`` call that has no
-logger of its own: a benchmark that learns one rollout at a time made hundreds."""
+logger of its own: a benchmark that learns one rollout at a time made hundreds. Ray keeps every
+session's folder; a ladder runner's copies of its stored policies outlived it in Ray workers."""
 
 from __future__ import annotations
 
