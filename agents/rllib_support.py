@@ -12,7 +12,9 @@ and writes a token to ``~/.ray/auth_token`` if there is none; that file then swi
 token auth on for every later ``ray start --head`` of the user. Unless ``RAY_AUTH_MODE``
 or a token is already set, the local Ray gets a fresh token in the environment
 (``RAY_AUTH_TOKEN``, inherited by the raylet and the workers): authenticated, and no file
-is written.
+is written. Ray keeps each session's files (logs, sockets) in ``ray/`` of the temp dir after the
+session ends; the local Ray writes them in a folder of its own instead, removed when it stops
+(:func:`shutdown_ray`, or at exit).
 
 **A cluster** (``HOST:PORT`` or ``auto``) is checked before Ray is handed the address:
 
@@ -34,14 +36,17 @@ that asks for one uses it (``RAY_AUTH_MODE=token``); every failure is one
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import ipaddress
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 from deckgym.extras import MissingExtraError, install_hint
@@ -50,6 +55,12 @@ CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 TCP_TIMEOUT_S = 5.0
 HANDSHAKE_TIMEOUT_S = 15.0
 _own_token: str | None = None  # the token this process made up for its local Ray
+# Ray puts its Unix sockets under its temp folder, and an AF_UNIX path has at most 107 bytes on
+# Linux: the deepest, <folder>/session_<date>_<pid>/sockets/plasma_store, adds 64 to the folder's
+RAY_SOCKET_TAIL = 64
+AF_UNIX_MAX = 107
+RAY_TEMP_PREFIX = "deckgym-ray-"
+_own_dirs: list[str] = []  # the folders of the local Rays this process started (removed when they stop)
 
 
 class RayMissingError(MissingExtraError):
@@ -278,6 +289,48 @@ def init_ray(address: str | None, num_cpus: int | None = None, runtime_env: dict
         _local_auth()
         # "local": always a fresh Ray of our own, never one found on this machine (another
         # user's, or a test cluster that may stop under us)
-        ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=num_cpus,
-                 runtime_env=runtime_env, log_to_driver=False)
+        temp_dir = _local_temp_dir()
+        _own_dirs.append(temp_dir)
+        try:
+            ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=num_cpus,
+                     runtime_env=runtime_env, log_to_driver=False, _temp_dir=temp_dir)
+        except BaseException:
+            _stop_local_ray(ray, temp_dir)
+            raise
+        # registered after Ray's own exit hook (set when Ray was imported), so it runs first:
+        # Ray stops its processes, then the folder they wrote in goes
+        atexit.register(_stop_local_ray, ray, temp_dir)
     return ray
+
+
+def _local_temp_dir() -> str:
+    """A fresh folder of our own for a local Ray's session files (Ray's default, ``ray/`` in
+    ``RAY_TMPDIR``, ``TMPDIR`` or ``/tmp``, keeps every session's folder after it ends).
+
+    It is made where Ray's default would be when the socket paths fit under it, else in
+    ``/tmp``: a deep temp dir would push them past the AF_UNIX limit (see ``RAY_SOCKET_TAIL``).
+    """
+    base = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+    if len(os.path.join(base, RAY_TEMP_PREFIX + "x" * 8).encode()) + RAY_SOCKET_TAIL > AF_UNIX_MAX:
+        base = "/tmp"
+    return tempfile.mkdtemp(prefix=RAY_TEMP_PREFIX, dir=base)
+
+
+def _stop_local_ray(ray: Any, temp_dir: str) -> None:
+    """Stop the local Ray that wrote in ``temp_dir`` (its processes first), then remove that folder."""
+    node = getattr(ray._private.worker, "_global_node", None)
+    if node is not None and os.path.realpath(node.get_temp_dir_path()) == os.path.realpath(temp_dir):
+        ray.shutdown(wait_for_processes=True)
+    shutil.rmtree(temp_dir, ignore_errors=True)
+    if temp_dir in _own_dirs:
+        _own_dirs.remove(temp_dir)
+
+
+def shutdown_ray() -> None:
+    """Stop (or leave) the Ray of :func:`init_ray` now, not at exit; a local Ray's folder goes with it."""
+    ray = sys.modules.get("ray")
+    if ray is None:
+        return
+    for temp_dir in list(_own_dirs):
+        _stop_local_ray(ray, temp_dir)
+    ray.shutdown()

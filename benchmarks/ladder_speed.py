@@ -12,6 +12,7 @@ tables, the same match numbers, the same seeds; then the ladder again on a fresh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -19,7 +20,7 @@ import time
 
 from deckgym.evaluation import ladder as lad
 from deckgym.evaluation.arena import play_chunk
-from deckgym.evaluation.ladder.entries import build_spec
+from deckgym.evaluation.ladder.entries import built_specs
 
 ENTRIES = ["random", "racko:bucket", "racko:ranges", "racko:sequence", "ppo:models/racko_2p.safetensors"]
 
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--block", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as copies:
         warm = fill(os.path.join(folder, "warm.ladder"), args.seed + 1)
         lad.run(warm, matches=10 * args.block, block=args.block)
         warm.close()
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
         for batch, first, end, lineup in blocks:
             ents = sorted((by_id[i] for i in json.loads(lineup)), key=lambda e: e.id)
             idents = [e.ident for e in ents]
-            build = [build_spec(ladder, e) for e in sorted(ents, key=lambda e: e.ident)]
+            build = copies.enter_context(built_specs(ladder, sorted(ents, key=lambda e: e.ident)))
             jobs.append((ladder.game, ladder.rules_kwargs(), False, idents, build, ladder.seed, batch, first, end))
         t = time.perf_counter()
         for job in jobs:

@@ -1,12 +1,15 @@
 """Helpers shared by the test files, one home each (import them: ``from tests.conftest import ...``).
 
 Cores by game name, random legal actions (batched, single, or for an AEC env), Rack-O's slot
-actions, hand-built decoded views for the planners' tests, and a random-play generator.
+actions, hand-built decoded views for the planners' tests, and a random-play generator. And the
+session's own temp dir, which must hold nothing of ours at the end (``pytest_sessionfinish``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from typing import Any, Iterator
 
 import numpy as np
@@ -183,3 +186,53 @@ def pg_cluster():
     cluster = PgCluster()
     yield cluster
     cluster.stop()
+
+
+# -- no litter: the session's temp dir is its own, and must be empty of ours at the end ------------------
+# What nothing of ours or our dependencies' may leave behind: SB3's log folders (SB3-<time>), our scratch
+# folders (deckgym...), Ray's session folders (ray/) and the test clusters' (rayh..., rayc...)
+LITTER_PREFIXES = ("SB3-", "deckgym", "ray")
+_SESSION_TMP = pytest.StashKey[tuple[str, "str | None"]]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The session gets a temp dir of its own (TMPDIR, inherited by the xdist workers and every
+    subprocess), so that another program's files never count as this run's, nor this run's as theirs."""
+    if hasattr(config, "workerinput"):
+        return
+    base = tempfile.gettempdir()
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", base)  # pytest's own tmp_path folders stay where they were
+    private = tempfile.mkdtemp(prefix="dgt", dir=base)  # short: a local Ray's sockets fit under it
+    os.chmod(private, 0o711)  # the PostgreSQL tests' server runs as its own user in a folder in here
+    config.stash[_SESSION_TMP] = (private, os.environ.get("TMPDIR"))
+    os.environ["TMPDIR"] = private
+    tempfile.tempdir = None  # read TMPDIR again
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run, naming them, if the tests left files of ours or our dependencies' in the temp dir."""
+    config = session.config
+    if hasattr(config, "workerinput") or _SESSION_TMP not in config.stash:
+        return
+    private, before = config.stash[_SESSION_TMP]
+    left = sorted(n for n in os.listdir(private) if n.startswith(LITTER_PREFIXES))
+    shutil.rmtree(private, ignore_errors=True)
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    tempfile.tempdir = None
+    if left:
+        shown = ", ".join(left[:10]) + (f" and {len(left) - 10} more" if len(left) > 10 else "")
+        message = (f"LITTER: the tests left {len(left)} file(s) of ours or our dependencies' in the temp dir: {shown} "
+                   f"(tests/conftest.py LITTER_PREFIXES)")
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write("\n")
+            reporter.write_sep("=", "litter", red=True)
+            reporter.write_line(message, red=True, bold=True)
+        else:
+            print(message)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -54,12 +54,18 @@ def browser_driver():
     for flag in FLAGS + [f"--user-data-dir={profile}"]:
         opts.add_argument(flag)
     opts.binary_location = chromium
-    drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
-    drv.set_page_load_timeout(30)
+    try:
+        drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+        drv.set_page_load_timeout(30)
+    except BaseException:
+        shutil.rmtree(profile, ignore_errors=True)  # Selenium stops a browser it could not finish starting
+        raise
 
     def cleanup():
-        drv.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+        try:
+            drv.quit()  # Chromium and its driver stop first: they write in the profile until then
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
 
     return drv, cleanup
 
@@ -67,8 +73,10 @@ def browser_driver():
 @pytest.fixture(scope="module")
 def browser():
     drv, cleanup = browser_driver()
-    yield drv
-    cleanup()
+    try:
+        yield drv
+    finally:
+        cleanup()
 
 
 def shot(drv, tmp_path, name):

@@ -73,9 +73,10 @@ def run_env(bin_dir: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("page", [p for p in pages() if any(b[0] in RUNNABLE and b[1] != "not-run" for b in blocks(p))])
-def test_every_code_block_of_the_page_runs(page, tmp_path):
+def test_every_code_block_of_the_page_runs(page, tmp_path, tmp_path_factory):
     (tmp_path / "models").symlink_to(ROOT / "models")
-    env = run_env(str(Path(sys.executable).parent))
+    # a reader's scratch folders (tempfile.mkdtemp) and SB3's log folders go to a temp dir of the page's own
+    env = {**run_env(str(Path(sys.executable).parent)), "TMPDIR": str(tmp_path_factory.mktemp("tmpdir"))}
     ran = 0
     for number, (lang, marker, arg, code) in enumerate(blocks(page), 1):
         if lang not in RUNNABLE or marker == "not-run":

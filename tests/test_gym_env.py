@@ -292,11 +292,13 @@ def test_maskable_ppo_runs_on_it(game):
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
+    from deckgym.agents.ppo import without_log_folder
+
     gid, kw = CASES[game]
     venv = make_vec_env(gid, n_envs=2, seed=0, env_kwargs={**kw, "opponents": ["random"], "features": True})
     model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
-    model.learn(64)
+    without_log_folder(model).learn(64)
     assert model.num_timesteps >= 64
     obs = venv.reset()
     masks = np.array(venv.env_method("action_masks"))

@@ -41,7 +41,6 @@ def ladder_site(tmp_path_factory):
     yield url, srv, data, folder
     srv.shutdown()
     srv.server_close()
-    app.close()
 
 
 def _get(url, headers=None):

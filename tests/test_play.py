@@ -400,13 +400,13 @@ def test_cli_play(monkeypatch, capsys, tmp_path):
 def test_play_against_a_ppo_model(tmp_path, marked_racko_cards):
     from sb3_contrib import MaskablePPO
 
-    from deckgym.agents.ppo import model_metadata, save_model
+    from deckgym.agents.ppo import model_metadata, save_model, without_log_folder
     from deckgym.training.vec_env import CoreVecEnv
 
     env = CoreVecEnv("racko", num_envs=4, opponents=["random"], max_turns=30, features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
-    model.learn(64)
+    without_log_folder(model).learn(64)
     path = str(tmp_path / "tiny.safetensors")
     save_model(model, path, model_metadata(env.core, "racko", features=True, train_config={"test": True}))
     s, out, script, result = run_scripted("racko", [f"ppo:{path}"], seed=1, rules_kwargs={"max_turns": 30})

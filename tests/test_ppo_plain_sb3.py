@@ -11,7 +11,7 @@ import pytest
 
 import deckgym  # noqa: F401  (registers the Gymnasium ids)
 from deckgym.agents.policy_file import ModelMismatchError
-from deckgym.agents.ppo import model_metadata, read_metadata, save_model
+from deckgym.agents.ppo import model_metadata, read_metadata, save_model, without_log_folder
 from deckgym.agents.policy_file import PickleRefused
 from deckgym.agents.registry import make_agent
 from deckgym.cli import main as cli
@@ -26,7 +26,7 @@ def _plain_model(tmp_path, name, **env_kwargs):
     env = gymnasium.make("deckgym/RackO-v0", **env_kwargs)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [16]})
-    model.learn(32)
+    without_log_folder(model).learn(32)
     path = str(tmp_path / name)
     model.save(path)
     return model, env, path + ".zip"

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+from deckgym.agents import rllib_support
 from deckgym.agents.rllib_support import loopback_only
 
 loopback_only()  # before Ray is imported anywhere in this process
@@ -43,7 +44,7 @@ TINY = ["--players", "2", "--train-batch", "128", "--batch-size", "64", "--epoch
 def ray_session():
     ray = rllib_train.init_ray(None, num_cpus=2)
     yield ray
-    ray.shutdown()
+    rllib_support.shutdown_ray()  # its folder too, not only at exit
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ address and a malformed one each fail in one line naming the address.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -35,6 +36,7 @@ loopback_only()  # before Ray is imported anywhere in this process
 pytest.importorskip("ray.rllib")
 
 import ray  # noqa: E402
+from ray._common.utils import get_default_ray_temp_dir  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from deckgym.cli import main as cli  # noqa: E402
@@ -72,18 +74,34 @@ def cluster(tmp_path_factory):
     deckgym_killonce.setup()
     # A local Ray of another module (init_ray(None)) leaves this process in token-auth mode with
     # its own token; the test head stands for a user's `ray start`, which inherits none of that.
-    ray.shutdown()
+    rllib_support.shutdown_ray()
     rllib_support._forget_local_auth()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "node_ip_address": "127.0.0.1",
-                                                      "include_dashboard": False})
-    worker = c.add_node(num_cpus=2, node_ip_address="127.0.0.1")
-    pythonpath = os.pathsep.join([str(tmp), os.environ.get("PYTHONPATH", os.getcwd())])
-    rllib_train.init_ray(c.address, runtime_env={"env_vars": {"PYTHONPATH": pythonpath, "DECKGYM_KILL_MARKER": marker},
-                                                 "worker_process_setup_hook": "deckgym_killonce.setup"})
-    yield c, worker.node_id, marker
-    ray.shutdown()
-    c.shutdown()
-    sys.path.remove(str(tmp))
+    # its session files in a short folder of its own (Ray's default keeps them after the cluster stops);
+    # Ray still notes the cluster's address in its default folder (and fails if that is absent): made
+    # here if absent, removed after
+    temp_dir = tempfile.mkdtemp(prefix="rayc", dir="/tmp")
+    default = get_default_ray_temp_dir()
+    made_default = not os.path.exists(default)
+    c = None
+    try:
+        os.makedirs(default, exist_ok=True)
+        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "node_ip_address": "127.0.0.1",
+                                                          "include_dashboard": False, "temp_dir": temp_dir})
+        worker = c.add_node(num_cpus=2, node_ip_address="127.0.0.1", temp_dir=temp_dir)
+        pythonpath = os.pathsep.join([str(tmp), os.environ.get("PYTHONPATH", os.getcwd())])
+        rllib_train.init_ray(c.address, runtime_env={"env_vars": {"PYTHONPATH": pythonpath,
+                                                                  "DECKGYM_KILL_MARKER": marker},
+                                                     "worker_process_setup_hook": "deckgym_killonce.setup"})
+        yield c, worker.node_id, marker
+    finally:
+        rllib_support.shutdown_ray()
+        if c is not None:
+            c.shutdown()  # its processes stopped, its address note deleted
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        if made_default:
+            with contextlib.suppress(OSError):
+                os.rmdir(default)  # only if empty: another Ray may have come to use it meanwhile
+        sys.path.remove(str(tmp))
 
 
 def test_env_runners_are_placed_on_the_worker_node(cluster, tmp_path):
@@ -171,9 +189,10 @@ def head(tmp_path_factory):
     cmd = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--node-ip-address", "127.0.0.1",
            "--port", str(port), "--num-cpus", "2", "--include-dashboard=false", "--dashboard-port", str(free_port()),
            "--ray-client-server-port", str(free_port()), "--temp-dir", str(temp_dir), "--block"]
-    proc = subprocess.Popen(cmd, env=env, stdout=open(tmp / "head.log", "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
+    proc = None
+    try:  # the folder goes whatever happens from here on, even if `ray start` cannot be started
+        with open(tmp / "head.log", "w") as log:
+            proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         for _ in range(180):  # `ray start` says so once the GCS and the raylet are up
             if proc.poll() is not None:
                 pytest.fail(f"ray start --head exited: {(tmp / 'head.log').read_text()[-2000:]}")
@@ -182,20 +201,26 @@ def head(tmp_path_factory):
             time.sleep(1)
         yield {"address": f"127.0.0.1:{port}", "home": home, "pid": proc.pid, "tmp": tmp}
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)  # the head's own process group, never `ray stop`
-        except ProcessLookupError:  # it exited by itself (the failure above says why)
-            pass
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # what did not drain in time
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        if proc is not None:
+            stop_head(proc)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def stop_head(proc: subprocess.Popen) -> None:
+    """Stop `ray start --block` and what it started: its own process group, never `ray stop`."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:  # it exited by itself (the failure above says why)
+        pass
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what did not drain in time
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def test_the_head_listens_on_loopback_only(head):

@@ -16,7 +16,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
 from deckgym.agents.policy_file import ModelMismatchError, features_module
-from deckgym.agents.ppo import PPOAgent, model_metadata, read_metadata, save_model, update_metadata
+from deckgym.agents.ppo import PPOAgent, model_metadata, read_metadata, save_model, update_metadata, without_log_folder
 from deckgym.agents.registry import make_agent  # noqa: E402
 from deckgym.playout import play_out  # noqa: E402
 from deckgym.registration import game as game_entry  # noqa: E402
@@ -220,7 +220,7 @@ def tiny_model(tmp_path_factory):
     env = CoreVecEnv("racko", num_envs=8, opponents=["random"], features=True, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [32, 32]})
-    model.learn(256)
+    without_log_folder(model).learn(256)
     path = str(tmp_path_factory.mktemp("models") / "tiny.safetensors")
     meta = model_metadata(env.core, "racko", features=True, train_config={"test": True})
     save_model(model, path, meta)

@@ -3,9 +3,9 @@
 An entry cannot change under the ladder. A policy file (``ppo:PATH``) is copied into the
 ladder's content-addressed store (the ``blobs`` table, keyed by the file's sha256, inside the
 database: a ladder on PostgreSQL is shared by machines that do not share a disk), and the entry
-records the hash; a runner materialises the bytes into a private folder and checks the hash
-again before building the agent. Heuristics and search agents are stored as their spec strings,
-with the deckgym version that added them.
+records the hash; a runner checks the stored bytes against the hash and copies them into a
+private folder to build the agent from, removed once the agent has played its block. Heuristics
+and search agents are stored as their spec strings, with the deckgym version that added them.
 
 An entry is built once when it is added, on the ladder's own table (game, rules, player count):
 a policy for another game, table size or rules is refused then, in one line. A pickled model is
@@ -14,14 +14,13 @@ refused unless that one ``add`` says ``allow_pickle`` (the entry then records th
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
-import shutil
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from deckgym import __version__
 from deckgym.outputs import write_bytes
@@ -172,20 +171,21 @@ def add(ladder: Ladder, name: str, spec: str, note: str = "", allow_pickle: bool
         suffix = SUFFIX if path.endswith(SUFFIX) else os.path.splitext(path)[1] or ".bin"
         if kind is not None:
             opts["allow_pickle"] = "true"
-        build = _with_options(prefix + _materialise(sha, suffix, data), opts)
         ident = _with_options(f"{prefix}sha256:{sha}", {k: v for k, v in opts.items() if k != "allow_pickle"})
         blob = (sha, suffix, data)
         entry_kind = "file"
     else:
-        build, ident, sha, entry_kind = spec, spec, None, "spec"
-    try:
-        make_agent(build, core, game=ladder.game)  # another game, table size or rules: refused now
-    except Exception as exc:
-        text = " ".join(str(exc).split())
-        if blob:  # name the user's file, not this process's copy of it
-            text = text.replace(_split_model(build)[1], path)
-        raise LadderError(f"entry {name!r} ({spec}) cannot play this ladder ({ladder.game}, {ladder.players} "
-                          f"players): {text}") from None
+        ident, sha, entry_kind = spec, None, "spec"
+    with _copies() as folder:
+        build = _with_options(prefix + _copy(folder, *blob), opts) if blob else spec
+        try:
+            make_agent(build, core, game=ladder.game)  # another game, table size or rules: refused now
+        except Exception as exc:
+            text = " ".join(str(exc).split())
+            if blob:  # name the user's file, not this process's copy of it
+                text = text.replace(_split_model(build)[1], path)
+            raise LadderError(f"entry {name!r} ({spec}) cannot play this ladder ({ladder.game}, {ladder.players} "
+                              f"players): {text}") from None
     with ladder.db.write() as db:
         same = db.one("SELECT name FROM entries WHERE ident = ?", (ident,))
         if same:
@@ -232,40 +232,55 @@ def mark_broken(ladder: Ladder, entry_id: int, reason: str) -> None:
 
 
 # -- a runner's copies of the store ----------------------------------------------------------------
-_CACHE: list[str] = []
-_COPIES: dict[str, str] = {}  # sha256 -> this process's checked copy of the stored file
+_CHECKED: dict[str, tuple[str, bytes]] = {}  # sha256 -> (suffix, bytes): fetched and checked once per process
 
 
-def _cache_dir() -> str:
-    if not _CACHE:
-        folder = tempfile.mkdtemp(prefix="deckgym-ladder-")
-        _CACHE.append(folder)
-        atexit.register(shutil.rmtree, folder, True)
-    return _CACHE[0]
+@contextmanager
+def _copies() -> Iterator[str]:
+    """A private folder for copies of stored files, removed when the agents are built and done.
+
+    Agents read their whole file when built; a folder left for the end of the process would
+    stay behind in pool and Ray workers, which leave by ``os._exit`` and run no exit hooks.
+    """
+    with tempfile.TemporaryDirectory(prefix="deckgym-ladder-") as folder:
+        yield folder
 
 
-def _materialise(sha: str, suffix: str, data: bytes) -> str:
-    """The store's bytes as a file of this process's private folder (named by hash; checked)."""
-    if hashlib.sha256(data).hexdigest() != sha:
-        raise LadderError(f"the ladder's stored file {sha[:12]}... does not match its hash (the store is damaged)")
-    path = os.path.join(_cache_dir(), sha + suffix)
+def _copy(folder: str, sha: str, suffix: str, data: bytes) -> str:
+    """``data`` as a file of ``folder``, named by its hash."""
+    path = os.path.join(folder, sha + suffix)
     if not os.path.exists(path):
         write_bytes(path, data)
     return path
 
 
-def build_spec(ladder: Ladder, entry: Entry) -> str:
-    """The spec a runner builds ``entry`` from: its spec, or its stored file materialised here."""
-    if entry.kind == "spec":
-        return entry.spec
-    prefix, _, opts_text = entry.ident.partition("sha256:")
-    sha, _, options = opts_text.partition("?")
-    if sha not in _COPIES:  # once per process: the copy is this process's own, checked when written
+def _stored(ladder: Ladder, entry: Entry, sha: str) -> tuple[str, bytes]:
+    """A stored file's suffix and bytes, fetched and checked against its hash once per process."""
+    if sha not in _CHECKED:
         row = ladder.db.one("SELECT suffix, data FROM blobs WHERE sha256 = ?", (sha,))
         if row is None:
             raise LadderError(f"entry {entry.name!r}: its file {sha[:12]}... is missing from the ladder's store")
-        _COPIES[sha] = _materialise(sha, row[0], bytes(row[1]))
-    opts = dict(item.partition("=")[::2] for item in options.split("&") if item)
-    if entry.trust_pickle:
-        opts["allow_pickle"] = "true"
-    return _with_options(prefix + _COPIES[sha], opts)
+        data = bytes(row[1])
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise LadderError(f"the ladder's stored file {sha[:12]}... does not match its hash (the store is damaged)")
+        _CHECKED[sha] = (row[0], data)
+    return _CHECKED[sha]
+
+
+@contextmanager
+def built_specs(ladder: Ladder, chosen: list[Entry]) -> Iterator[list[str]]:
+    """The specs a runner builds ``chosen`` from, for the ``with`` block: a spec as it is, a stored
+    file as a checked copy in a private folder that is removed when the block ends."""
+    with _copies() if any(e.kind == "file" for e in chosen) else nullcontext("") as folder:
+        out = []
+        for entry in chosen:
+            if entry.kind == "spec":
+                out.append(entry.spec)
+                continue
+            prefix, _, opts_text = entry.ident.partition("sha256:")
+            sha, _, options = opts_text.partition("?")
+            opts = dict(item.partition("=")[::2] for item in options.split("&") if item)
+            if entry.trust_pickle:
+                opts["allow_pickle"] = "true"
+            out.append(_with_options(prefix + _copy(folder, sha, *_stored(ladder, entry, sha)), opts))
+        yield out

@@ -39,7 +39,7 @@ from deckgym.agents.registry import make_agent
 from deckgym.rng import make_keys
 from deckgym.evaluation.arena import agent_order, play_chunk
 from deckgym.evaluation.ladder.db import LadderError
-from deckgym.evaluation.ladder.entries import Entry, Ladder, build_spec, entries, mark_broken
+from deckgym.evaluation.ladder.entries import Entry, Ladder, built_specs, entries, mark_broken
 from deckgym.evaluation.ladder.scheduler import SCHEDULES, pick
 
 __all__ = ["Claim", "RunSummary", "run", "pair_tallies", "play_block"]
@@ -145,9 +145,9 @@ def play_block(ladder: Ladder, lineup: list[Entry], batch: int, first: int, end:
     idents = [e.ident for e in lineup]
     names = agent_order(idents)
     by_ident = {e.ident: e for e in lineup}
-    build = [build_spec(ladder, by_ident[n]) for n in names]
-    return play_chunk(ladder.game, ladder.rules_kwargs(), False, idents, build, ladder.seed, batch, first, end,
-                      replay_games=end if replays else 0, per_game=True)
+    with built_specs(ladder, [by_ident[n] for n in names]) as build:
+        return play_chunk(ladder.game, ladder.rules_kwargs(), False, idents, build, ladder.seed, batch, first, end,
+                          replay_games=end if replays else 0, per_game=True)
 
 
 def match_rows(ladder: Ladder, c: Claim, lineup: list[Entry], t: dict[str, Any], wall: float,
@@ -212,10 +212,10 @@ def _culprits(ladder: Ladder, lineup: list[Entry], c: Claim) -> list[tuple[Entry
     core = ladder.core()
     for e in lineup:
         try:
-            spec = build_spec(ladder, e)
-            make_agent(spec, core, game=ladder.game)
-            play_chunk(ladder.game, ladder.rules_kwargs(), False, [e.ident] * ladder.players, [spec],
-                       ladder.seed, c.batch, c.first, c.first + 1)
+            with built_specs(ladder, [e]) as spec:
+                make_agent(spec[0], core, game=ladder.game)
+                play_chunk(ladder.game, ladder.rules_kwargs(), False, [e.ident] * ladder.players, spec,
+                           ladder.seed, c.batch, c.first, c.first + 1)
         except Exception as exc:  # noqa: BLE001 - any failure of the agent marks it, with its reason
             out.append((e, f"{type(exc).__name__}: {exc}"))
     return out

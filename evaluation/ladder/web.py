@@ -18,7 +18,6 @@ the page trusts the database no more than a replay file.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -45,10 +44,6 @@ class LadderApp(JsonApp):
         open_ladder(target, readonly=True).close()  # a bad database: one line now, not at the first request
         self._lock = threading.Lock()
         self._cached: tuple[float, Any] | None = None
-        self._folder = tempfile.mkdtemp(prefix="deckgym-ladder-view-")
-
-    def close(self) -> None:
-        shutil.rmtree(self._folder, ignore_errors=True)
 
     def _ladder(self) -> dict[str, Any]:
         with self._lock:  # one standings computation at a time, reused for a moment
@@ -70,9 +65,12 @@ class LadderApp(JsonApp):
             lad.close()
         if row is None:
             raise RequestError(f"no stored replay {rid} (match {rid // 4}, seating {rid % 4})", 404)
-        path = os.path.join(self._folder, f"replay-{rid}.jsonl")
-        write_text(path, row[0])
-        return load(path)
+        # read back through the replay reader's checks, from a file that lives only as long as the request:
+        # a server stopped any way (a signal, a crash) leaves no folder behind
+        with tempfile.TemporaryDirectory(prefix="deckgym-ladder-view-") as folder:
+            path = os.path.join(folder, f"replay-{rid}.jsonl")
+            write_text(path, row[0])
+            return load(path)
 
     def get(self, path: str, query: dict[str, list[str]]) -> Any:
         if path == "/api/ladder":
@@ -116,5 +114,4 @@ def serve_ladder(target: str, port: int = 0, open_browser: bool = False) -> int:
         pass
     finally:
         server.server_close()
-        app.close()
     return 0
