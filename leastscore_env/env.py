@@ -171,13 +171,15 @@ class raw_env(CoreAECEnv):
 
     Args:
         num_players: table size, 2–8 (L2).
-        episode: ``"round"`` (an episode is one round) or ``"match"`` (rounds until ``target_score``).
-        reward: ``"win"`` (zero-sum at the episode's end) or ``"points"`` (each round's points).
-        obs: ``"default"`` or ``"infostate"`` (the observation followed by the public history).
-        illegal_action: ``"raise"`` (an ``IllegalActionError`` naming the legal actions) or
-            ``"terminate"`` (the game ends with −1 for the offender, PettingZoo's convention).
-        render_mode: ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``None``.
-        rule_kwargs: the fields of :class:`leastscore_env.rules.LeastScoreRules`.
+        episode: ``"round"``, or ``"match"``: rounds until one player is left (L9).
+        reward: ``"win"`` (the round's fewest points win, zero-sum at the episode's end) or
+            ``"points"`` (minus each player's points whenever a round ends).
+        obs: ``"default"``, or ``"infostate"``: the observation followed by the round's public history.
+        illegal_action: ``"raise"`` (an ``IllegalActionError``) or ``"terminate"`` (the offender
+            gets −1 and the game ends, as PettingZoo's ``TerminateIllegalWrapper``).
+        render_mode: ``"human"``, ``"ansi"`` or ``"rgb_array"`` (the whole table, for people).
+        rule_kwargs: fields of :class:`leastscore_env.rules.LeastScoreRules` (``hand_size``,
+            ``elimination_score``, ``max_turns``, ...).
     """
 
     metadata = {"name": "leastscore_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}

@@ -167,13 +167,16 @@ class raw_env(CoreAECEnv):
 
     Args:
         num_players: table size, 2–4 (R1).
-        episode: ``"round"`` (an episode is one round) or ``"match"`` (rounds until ``target_score``).
-        reward: ``"win"`` (zero-sum at the episode's end) or ``"points"`` (each round's points).
-        obs: ``"default"`` or ``"infostate"`` (the observation followed by the public history).
+        episode: ``"round"`` (R3–R9), or ``"match"``: rounds until a player (team) reaches
+            ``target_score`` (R12), the deal passing to the left.
+        reward: ``"win"`` (zero-sum at the episode's end; a capped round is won by the highest
+            round score, R9) or ``"points"`` (each seat's round points).
+        obs: ``"default"``, or ``"infostate"``: the rack view followed by the public history.
         illegal_action: ``"raise"`` (an ``IllegalActionError`` naming the legal actions) or
-            ``"terminate"`` (the game ends with −1 for the offender, PettingZoo's convention).
-        render_mode: ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``None``.
-        rule_kwargs: the fields of :class:`racko_env.rules.RackoRules`.
+            ``"terminate"`` (the game ends with −1 for the offender).
+        render_mode: ``"human"``, ``"ansi"`` or ``"rgb_array"`` (every rack, for people).
+        rule_kwargs: fields of :class:`racko_env.rules.RackoRules` (``deck_size``, ``bonus``,
+            ``partners``, ``max_turns``, ...).
     """
 
     metadata = {"name": "racko_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 1}
