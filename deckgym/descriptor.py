@@ -21,28 +21,6 @@ to name moves; built as ``text(core)``: :class:`~deckgym.plugins.TerminalText`),
 (:class:`~deckgym.plugins.Renderer`), the table view (:class:`~deckgym.plugins.TableView`) and
 the OpenSpiel form (:class:`~deckgym.plugins.OpenSpielForm`); ``deckgym.testing.check_game``
 checks them.
-
-``openspiel`` names the module of the game's OpenSpiel form (a ``pyspiel.Game`` in plain
-Python, the readable statement of its rules); importing it registers the game with ``pyspiel``
-at its last line, as OpenSpiel's own ``kuhn_poker.py`` does, and :mod:`deckgym.openspiel`
-imports every game's module that a descriptor names. A game with an OpenSpiel form can be
-played by OpenSpiel's bots (:data:`OPENSPIEL_AGENTS`); the module offers what
-:class:`deckgym.plugins.OpenSpielForm` lists.
-
-The terminal text class (``text``) is what ``deckgym play``, the browser play page and the
-replays use to name moves; it is built as ``text(core)`` and offers:
-
-- ``title``; ``intro() -> lines``; ``view(v, labels, me, match) -> lines`` (the table from
-  seat ``me``'s decoded observation ``v``); ``own_lines(v) -> lines`` (the player's own cards);
-  ``mid_turn(v) -> lines`` (shown between two decisions of one turn); ``own_step(action, before,
-  after) -> line | None`` (what the player learnt from their own move, e.g. the card drawn);
-  ``prompt(v) -> str`` (what to do now, for the browser page);
-- ``moves(v, mask) -> [Move]``; ``parse(text, moves, v) -> Move | str | None`` (game-specific
-  typed moves); ``hint(v) -> str``;
-- ``opponent_step(who, action, before, after, partial, result) -> (line, partial)``;
-- ``round_result(result, labels, me, last_seat, last_action) -> lines`` (``last_*``: the move
-  that ended the round, e.g. a declaration); ``reveal(table, labels, me, in_round) -> lines``;
-  ``after_round(result, labels, me) -> lines`` (a match's news, e.g. eliminations).
 """
 
 from __future__ import annotations
