@@ -345,11 +345,17 @@ def url_of(server: LocalServer, path: str = "/") -> str:
     return f"http://{HOST}:{server.server_port}{path}?token={server.token}"
 
 
-def serve(app: JsonApp, port: int = 0, what: str = "viewer", out: Any = None) -> None:
-    """Serve ``app`` until Ctrl-C, printing its URL (with the token) first."""
+def serve(app: JsonApp, port: int = 0, what: str = "viewer", out: Any = None, open_browser: bool = False) -> None:
+    """Serve ``app`` until Ctrl-C, printing its URL (with the token) first (``open_browser``:
+    and opening it in the user's browser)."""
     out = out or sys.stdout
     server = make_server(app, port, what=what)
-    print(f"deckgym {what}: open {url_of(server)}  (Ctrl-C stops)", file=out, flush=True)
+    url = url_of(server)
+    print(f"deckgym {what}: open {url}  (Ctrl-C stops)", file=out, flush=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

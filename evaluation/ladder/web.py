@@ -26,7 +26,7 @@ from typing import Any
 from deckgym.replay import load
 from deckgym.outputs import write_text
 from deckgym.viewer.frames import frames
-from deckgym.viewer.server import JsonApp, RequestError, make_server, url_of
+from deckgym.viewer.server import JsonApp, RequestError, serve
 from deckgym.evaluation.ladder.entries import open_ladder
 from deckgym.evaluation.ladder.views import ladder_json
 
@@ -100,18 +100,5 @@ class LadderApp(JsonApp):
 
 def serve_ladder(target: str, port: int = 0, open_browser: bool = False) -> int:
     """Serve the ladder page until Ctrl-C, printing its URL (with the token) first."""
-    app = LadderApp(target)
-    server = make_server(app, port, what="ladder")
-    url = url_of(server)
-    print(f"deckgym ladder: open {url}  (Ctrl-C stops)", flush=True)
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve(LadderApp(target), port, what="ladder", open_browser=open_browser)
     return 0
