@@ -377,6 +377,14 @@ def bind_hot_paths(core: Any, as_defined: dict[str, Any], **parts_methods: Any) 
             setattr(core, name, method)
 
 
+def check_info_state(st: object, cls: type[S]) -> S:
+    """``st`` if it is a ``cls`` (a state that records the history), else a ValueError naming what it is."""
+    if not isinstance(st, cls):
+        raise ValueError(f"state must be a {cls.__name__} (from this core's init/deal, obs='infostate'), "
+                         f"got {type(st).__name__}")
+    return st
+
+
 def infostate_twin(core: Any, cls: type) -> Any:
     """What a core's ``infostate_core()`` returns: the core itself if it gives information states,
     else its twin of class ``cls`` (the same rules, episode and reward, ``obs="infostate"``), built

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import StepResult, check_out, check_seat
+from deckgym.core import StepResult, check_info_state, check_out, check_seat
 from leastscore_env.observation import LeastScoreObservation
 from leastscore_env.rules import LeastScoreRules
 from leastscore_env.state import DECLARE, DRAW_DECK, LeastScoreInfoState, LeastScoreState, with_history
@@ -34,14 +34,6 @@ _BITS = np.arange(52, dtype=np.int64)
 def _onehot(bits: np.ndarray) -> np.ndarray:
     """52-bit sets ``(...)`` as ``(..., 52)`` 0/1 uint8."""
     return ((bits[..., None] >> _BITS) & 1).astype(np.uint8)
-
-
-def check_info_state(st: object) -> LeastScoreInfoState:
-    """``st`` if it records the history, else a ValueError naming what it is."""
-    if not isinstance(st, LeastScoreInfoState):
-        raise ValueError(f"state must be a LeastScoreInfoState (from this core's init/deal, obs='infostate'), "
-                         f"got {type(st).__name__}")
-    return st
 
 
 class LeastScoreHistory:
@@ -66,7 +58,7 @@ class LeastScoreHistory:
 
     def step(self, state: LeastScoreState, actions: np.ndarray, check: bool = True) -> StepResult:
         """``LeastScoreTurns.step``, then the move's public part recorded (a refused step records nothing)."""
-        st = check_info_state(state)
+        st = check_info_state(state, LeastScoreInfoState)
         if check:
             actions = self.turns.check_actions(st, actions)
         a = np.asarray(actions, dtype=np.int64).reshape(-1)
@@ -112,7 +104,7 @@ class LeastScoreInfoObservation:
 
     def observe(self, state: LeastScoreState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 information states for ``seat`` (module docstring)."""
-        st = check_info_state(state)
+        st = check_info_state(state, LeastScoreInfoState)
         B, P = st.hands.shape
         seat = check_seat(seat, B, P)
         if out is not None:

@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from deckgym.core import (RebuiltWhenUnpickled, StepResult, bind_hot_paths, check_core_options, check_game_index,
-                          check_obs_option, infostate_twin, methods_as_defined, pair_infostate_twin)
+                          check_info_state, check_obs_option, infostate_twin, methods_as_defined, pair_infostate_twin)
 from racko_env.dealing import RackoDealing
-from racko_env.infostate import RackoHistory, RackoInfoObservation, check_info_state
+from racko_env.infostate import RackoHistory, RackoInfoObservation
 from racko_env.observation import RackoObservation
 from racko_env.rules import RackoRules
 from racko_env.sampling import RackoSampling
@@ -139,7 +139,7 @@ class RackoCore(RebuiltWhenUnpickled):
         ``obs="infostate"`` the move's public part is recorded first (a refused step records nothing)."""
         if self.history is None:
             return self.turns.step(state, actions, check)
-        st = check_info_state(state)
+        st = check_info_state(state, RackoInfoState)
         if check:
             actions = self.turns.check_actions(st, actions)
         self.history.record(st, np.asarray(actions, dtype=np.intp))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deckgym.core import check_out, check_seat
+from deckgym.core import check_info_state, check_out, check_seat
 from racko_env.observation import RackoObservation
 from racko_env.rules import RackoRules
 from racko_env.state import (CHOOSE, DISCARD_DRAWN, LOG_SWAPPED, LOG_THREW, LOG_TOOK, LOG_TURNS, PLACE_DISCARD,
@@ -35,14 +35,6 @@ LOG_FIELDS = ("log_top", "log_kind", "log_slot", "log_out")  # the turn log, in 
 INFO_FIELDS = ("slot_out", "slot_age", "took", "thrown", "left", "discard_depth") + LOG_FIELDS
 #: scale of each turn-log field in the observation (top, kind, slot, out card: N is filled in)
 _LOG_SCALE = (None, 3, 10, None)
-
-
-def check_info_state(st: object) -> RackoInfoState:
-    """``st`` if it records the history, else a ValueError naming what it is."""
-    if not isinstance(st, RackoInfoState):
-        raise ValueError(f"state must be a RackoInfoState (from this core's init/deal, obs='infostate'), "
-                         f"got {type(st).__name__}")
-    return st
 
 
 class RackoHistory:
@@ -138,7 +130,7 @@ class RackoInfoObservation:
 
     def observe(self, state: RackoState, seat: np.ndarray | int, out: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)`` float32 information states for ``seat`` (module docstring)."""
-        st = check_info_state(state)
+        st = check_info_state(state, RackoInfoState)
         b, P, N, K = st.disc_n.shape[0], self.num_players, self.deck_size, self.pile_size
         seat = check_seat(seat, b, P)
         if out is not None:
