@@ -69,13 +69,18 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return out
 
 
+def _hints(obj: Any) -> dict[str, Any]:
+    """``obj``'s resolved annotations; none where one names what its module does not import at run time."""
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:
+        return {}
+
+
 def _dataclass_rows(cls: type, prefix: str = "") -> list[list[str]]:
     rows = []
     written = attribute_docs(cls)
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # a forward reference the module does not import at run time
-        hints = {}
+    hints = _hints(cls)
     for f in dataclasses.fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
@@ -161,10 +166,7 @@ def _inherited_docs(obj: Any) -> dict[str, str]:
             continue
         for name, text in {**arg_docs(klass), **arg_docs(init)}.items():
             out.setdefault(name, text)
-        try:
-            hints = typing.get_type_hints(init)
-        except Exception:  # a forward reference the module does not import at run time
-            hints = {}
+        hints = _hints(init)
         for p in inspect.signature(init).parameters.values():
             options = _options_class(hints.get(p.name, p.annotation), p.default)
             if options is not None:
@@ -188,10 +190,7 @@ def defaults_table(target: str, extra_doc: str = "") -> str:
     for name, text in _inherited_docs(obj).items():  # "the other arguments are the base's"
         docs.setdefault(name, text)
     for _owner, source in inits:
-        try:
-            hints = typing.get_type_hints(source)
-        except Exception:  # a forward reference the module does not import at run time
-            hints = {}
+        hints = _hints(source)
         for p in inspect.signature(source).parameters.values():
             if p.name in ("self", "cls") or p.name in seen or p.kind is p.VAR_POSITIONAL:
                 continue
